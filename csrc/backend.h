@@ -1,0 +1,36 @@
+// The table of functions a device backend library (liblltm_cuda) exports
+// through `lltm_backend_v1()`. Arguments arrive validated; each function
+// returns an lltm_status and leaves its message for `last_error`.
+#pragma once
+
+#include <cstdint>
+
+#include "lltm_args.h"
+
+namespace lltm {
+
+struct DeviceBackend {
+  uint32_t abi_version;  // LLTM_ABI_VERSION of the backend's build
+  int32_t (*device_count)();
+  int32_t (*forward)(const ForwardArgs* args, int32_t dtype, int32_t device);
+  int32_t (*backward)(const BackwardArgs* args, int32_t dtype, int32_t device);
+  void* (*alloc)(uint64_t bytes, int32_t device);
+  int32_t (*free)(void* data, int32_t device);
+  // A strided copy where at least one side is on the device; the other side's
+  // kind is given by `*_on_device`.
+  int32_t (*copy)(const lltm_tensor* dst, int32_t dst_on_device, int32_t dst_device,
+                  const lltm_tensor* src, int32_t src_on_device, int32_t src_device, int32_t dtype);
+  int32_t (*fill)(const lltm_tensor* dst, double value, int32_t dtype, int32_t device);
+  int32_t (*read)(void* host_dst, const void* src, uint64_t bytes, int32_t device);
+  int32_t (*write)(void* dst, const void* host_src, uint64_t bytes, int32_t device);
+  int32_t (*synchronize)(int32_t device);
+  const char* (*last_error)();
+};
+
+// The CUDA backend, loaded on first use; nullptr (with `why` set) when the
+// library or a GPU is missing.
+const DeviceBackend* cuda_backend(const char** why);
+
+}  // namespace lltm
+
+extern "C" typedef const lltm::DeviceBackend* (*lltm_backend_entry)();

@@ -1,0 +1,197 @@
+// A cache-blocked, register-tiled GEMM for the three products of the LLTM:
+//   C(i, j) = sum_p A(i, p) * B(p, j)
+// A is read in place, one element at a time, and broadcast: rows of A are
+// given as pointers (so the forward pass can gather the three gates' rows of
+// the weights) with a stride `aps` along p. B is packed per cache block into
+// zero-padded panels of NR columns, so any strides work and edges need no
+// special case. Results go to a store callback one row segment at a time,
+// which lets each caller fuse its epilogue (bias, transposed or split output).
+//
+// The micro-kernel keeps MR x NV vector accumulators in registers: per step of
+// p it loads NV vectors of B and broadcasts MR scalars of A, so it is bound by
+// multiply-add throughput, not by loads. Vector width follows the target
+// (-march=native): 64 bytes with AVX-512, 32 with AVX, 16 otherwise.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace lltm::cpu {
+
+#if defined(__AVX512F__)
+constexpr int kVectorBytes = 64;
+constexpr int kRegisters = 32;
+#elif defined(__AVX__)
+constexpr int kVectorBytes = 32;
+constexpr int kRegisters = 16;
+#else
+constexpr int kVectorBytes = 16;
+constexpr int kRegisters = 16;
+#endif
+
+template <typename T>
+struct Vector {
+  typedef T type __attribute__((vector_size(kVectorBytes)));
+  static constexpr int lanes = kVectorBytes / sizeof(T);
+};
+
+// Rows of the micro-tile: 8 with 32 vector registers, 6 with 16 (MR x 2
+// accumulators plus the loaded B vectors and a broadcast must fit).
+constexpr int kTileRows = kRegisters >= 32 ? 8 : 6;
+
+// A growable, 64-byte aligned scratch buffer, one per thread and type.
+template <typename T>
+T* scratch(size_t count, int slot) {
+  struct Buffer {
+    void* data = nullptr;
+    size_t bytes = 0;
+    ~Buffer() { std::free(data); }
+  };
+  thread_local Buffer buffers[3];
+  Buffer& b = buffers[slot];
+  const size_t need = (count * sizeof(T) + 63) / 64 * 64;
+  if (need > b.bytes) {
+    std::free(b.data);
+    b.data = std::aligned_alloc(64, need);
+    if (b.data == nullptr) {
+      b.bytes = 0;
+      throw std::bad_alloc();
+    }
+    b.bytes = need;
+  }
+  return static_cast<T*>(b.data);
+}
+
+template <typename T, int MR, int NV>
+inline void micro_kernel(int64_t kc, const T* const* rows, int64_t aps, const T* bp, T* tile) {
+  using V = typename Vector<T>::type;
+  constexpr int L = Vector<T>::lanes;
+  constexpr int NR = NV * L;
+  V acc[MR][NV];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[i][v] = V{};
+  const T* r[MR];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) r[i] = rows[i];
+  int64_t off = 0;
+  for (int64_t p = 0; p < kc; ++p, off += aps, bp += NR) {
+    V b[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) b[v] = *reinterpret_cast<const V*>(bp + v * L);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      const T a = r[i][off];
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[i][v] += a * b[v];
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) std::memcpy(tile + i * NR + v * L, &acc[i][v], sizeof(V));
+}
+
+// Packs B(p, j) = b[p*bps + j*bjs] for p in [0,kc), j in [0,nc) into panels
+// of NR columns: panel q holds kc rows of NR values, zero beyond nc.
+template <typename T, int NR>
+void pack_b(int64_t kc, int64_t nc, const T* b, int64_t bps, int64_t bjs, T* out) {
+  for (int64_t j0 = 0; j0 < nc; j0 += NR) {
+    const int64_t nr = std::min<int64_t>(NR, nc - j0);
+    T* panel = out + (j0 / NR) * kc * NR;
+    if (bjs == 1) {
+      for (int64_t p = 0; p < kc; ++p) {
+        T* dst = panel + p * NR;
+        const T* src = b + p * bps + j0;
+        for (int64_t j = 0; j < nr; ++j) dst[j] = src[j];
+        for (int64_t j = nr; j < NR; ++j) dst[j] = T(0);
+      }
+    } else {
+      // Column-wise for a transposed B: each source column is read in order.
+      for (int64_t p = 0; p < kc; ++p)
+        for (int64_t j = nr; j < NR; ++j) panel[p * NR + j] = T(0);
+      for (int64_t j = 0; j < nr; ++j) {
+        const T* src = b + (j0 + j) * bjs;
+        for (int64_t p = 0; p < kc; ++p) panel[p * NR + j] = src[p * bps];
+      }
+    }
+  }
+}
+
+// The operands of one product. `row(i)` gives a pointer to A(i, 0).
+template <typename T, typename RowFn>
+struct GemmOperands {
+  RowFn row;
+  int64_t aps;      // stride of A along p
+  const T* b;       // B(0, 0)
+  int64_t bps, bjs; // strides of B along p and j
+};
+
+// Computes rows [m0, m1) and columns [n0, n1) of C over p in [0, K) and hands
+// them to store(i, j, values, count, first_block): `first_block` is false when
+// the values are a later K-block's partial sums to be added.
+template <typename T, int NV, typename RowFn, typename Store>
+void gemm_tiles(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K,
+                const GemmOperands<T, RowFn>& op, Store&& store) {
+  constexpr int MR = kTileRows;
+  constexpr int NR = NV * Vector<T>::lanes;
+  // B's block (kc x nc) stays in L2. K is split only when it is long: every
+  // extra K-block re-reads and re-writes C through `store`, which costs more
+  // than streaming longer B panels from L2.
+  constexpr int64_t kKc = 8192 / sizeof(T);
+  const int64_t kc_max = std::min(kKc, K);
+  const int64_t nc_max = std::max<int64_t>(NR, int64_t(512 * 1024 / sizeof(T)) / kc_max / NR * NR);
+  T* bp = scratch<T>(size_t(kc_max) * size_t(std::min(n1 - n0, nc_max) + NR), 0);
+  alignas(64) T tile[MR * NR];
+  const T* rows[MR];
+  for (int64_t jc = n0; jc < n1; jc += nc_max) {
+    const int64_t nc = std::min(nc_max, n1 - jc);
+    for (int64_t pc = 0; pc < K; pc += kc_max) {
+      const int64_t kc = std::min(kc_max, K - pc);
+      pack_b<T, NR>(kc, nc, op.b + pc * op.bps + jc * op.bjs, op.bps, op.bjs, bp);
+      for (int64_t ic = m0; ic < m1; ic += MR) {
+        const int mr = int(std::min<int64_t>(MR, m1 - ic));
+        // Rows past the edge repeat the last row; their results are dropped.
+        for (int i = 0; i < MR; ++i) rows[i] = op.row(ic + std::min(i, mr - 1)) + pc * op.aps;
+        for (int64_t jr = 0; jr < nc; jr += NR) {
+          micro_kernel<T, MR, NV>(kc, rows, op.aps, bp + (jr / NR) * kc * NR, tile);
+          const int64_t nr = std::min<int64_t>(NR, nc - jr);
+          for (int i = 0; i < mr; ++i) store(ic + i, jc + jr, tile + i * NR, nr, pc == 0);
+        }
+      }
+    }
+  }
+}
+
+// Picks the micro-tile width for the number of columns: one vector when C is
+// narrow (the forward pass's batch), two otherwise.
+template <typename T, typename RowFn, typename Store>
+void gemm(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K, const GemmOperands<T, RowFn>& op,
+          Store&& store) {
+  if (n1 - n0 <= Vector<T>::lanes)
+    gemm_tiles<T, 1>(m0, m1, n0, n1, K, op, store);
+  else
+    gemm_tiles<T, 2>(m0, m1, n0, n1, K, op, store);
+}
+
+// The usual store: dst[k * stride] = values[k], or += for a later K-block.
+template <typename T>
+inline void store_row(T* dst, int64_t stride, const T* values, int64_t count, bool first) {
+  if (stride == 1) {
+    if (first)
+      for (int64_t k = 0; k < count; ++k) dst[k] = values[k];
+    else
+      for (int64_t k = 0; k < count; ++k) dst[k] += values[k];
+  } else {
+    if (first)
+      for (int64_t k = 0; k < count; ++k) dst[k * stride] = values[k];
+    else
+      for (int64_t k = 0; k < count; ++k) dst[k * stride] += values[k];
+  }
+}
+
+}  // namespace lltm::cpu

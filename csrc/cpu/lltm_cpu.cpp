@@ -1,0 +1,287 @@
+// The LLTM cell on the CPU: the forward and backward passes, each a GEMM with
+// a fused pointwise epilogue, split across the pool's threads.
+#include "lltm_cpu.h"
+
+#include <cstring>
+#include <type_traits>
+
+#include "../accessor.h"
+#include "../dispatch.h"
+#include "gemm.h"
+#include "thread_pool.h"
+#include "vector_math.h"
+
+namespace lltm::cpu {
+
+namespace {
+
+// The cell's pointwise math for one element, or one vector of elements when
+// F is a vector type (float32 rows with unit stride).
+template <typename F>
+struct CellForward {
+  F i, o, z, cell, h;
+};
+
+template <typename F>
+inline CellForward<F> cell_forward(F g0, F g1, F g2, F old_cell) {
+  CellForward<F> r;
+  r.i = sigmoid(g0);
+  r.o = sigmoid(g1);
+  r.z = elu(g2);
+  r.cell = old_cell + r.z * r.i;
+  r.h = tanh(r.cell) * r.o;
+  return r;
+}
+
+template <typename F>
+struct CellBackward {
+  F d_cell, d_i, d_o, d_z;
+};
+
+template <typename F>
+inline CellBackward<F> cell_backward(F grad_h, F grad_cell, F cell, F i, F o, F z, F g2) {
+  const F t = tanh(cell);
+  CellBackward<F> r;
+  r.d_cell = (1.0f - t * t) * o * grad_h + grad_cell;
+  r.d_i = z * r.d_cell * i * (1.0f - i);
+  r.d_o = t * grad_h * o * (1.0f - o);
+  r.d_z = i * r.d_cell * elu_grad(g2);
+  return r;
+}
+
+template <typename F, typename T>
+inline F load(const T* p) {
+  F v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+template <typename F, typename T>
+inline void store(T* p, F v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+// Vector steps for float32 rows; double rows go one element at a time
+// through the C library's functions.
+template <typename T>
+constexpr int64_t vector_width() {
+  return std::is_same<T, float>::value ? Vector<float>::lanes : 1;
+}
+template <typename T>
+using Step = typename std::conditional<std::is_same<T, float>::value, FloatVector, T>::type;
+
+template <typename T>
+struct ForwardViews {
+  Accessor<const T, 2> gates, old_cell;
+  Accessor<T, 2> new_h, new_cell, input_gate, output_gate, candidate_cell;
+  int64_t state;
+  bool unit() const {
+    return gates.strides[1] == 1 && old_cell.strides[1] == 1 && new_h.strides[1] == 1 &&
+           new_cell.strides[1] == 1 && input_gate.strides[1] == 1 && output_gate.strides[1] == 1 &&
+           candidate_cell.strides[1] == 1;
+  }
+};
+
+template <typename F, typename T>
+inline void forward_unit(const ForwardViews<T>& v, int64_t b, int64_t s) {
+  const T* g = v.gates[b].data;
+  const auto r = cell_forward(load<F>(g + s), load<F>(g + v.state + s), load<F>(g + 2 * v.state + s),
+                              load<F>(v.old_cell[b].data + s));
+  store(v.input_gate[b].data + s, r.i);
+  store(v.output_gate[b].data + s, r.o);
+  store(v.candidate_cell[b].data + s, r.z);
+  store(v.new_cell[b].data + s, r.cell);
+  store(v.new_h[b].data + s, r.h);
+}
+
+template <typename T>
+void forward_pointwise(const ForwardViews<T>& v, int64_t s0, int64_t s1) {
+  const int64_t B = v.new_h.sizes[0], S = v.state;
+  constexpr int64_t W = vector_width<T>();
+  if (v.unit()) {
+    for (int64_t b = 0; b < B; ++b) {
+      int64_t s = s0;
+      for (; s + W <= s1; s += W) forward_unit<Step<T>>(v, b, s);
+      for (; s < s1; ++s) forward_unit<T>(v, b, s);
+    }
+    return;
+  }
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t s = s0; s < s1; ++s) {
+      const auto g = v.gates[b];
+      const auto r = cell_forward(g[s], g[S + s], g[2 * S + s], v.old_cell[b][s]);
+      v.input_gate[b][s] = r.i;
+      v.output_gate[b][s] = r.o;
+      v.candidate_cell[b][s] = r.z;
+      v.new_cell[b][s] = r.cell;
+      v.new_h[b][s] = r.h;
+    }
+}
+
+template <typename T>
+void forward(const ForwardArgs& args) {
+  const int64_t B = args.n.batch, F = args.n.features, S = args.n.state, K = S + F;
+  const auto input = accessor<const T, 2>(*args.input);
+  const auto old_h = accessor<const T, 2>(*args.old_h);
+  const auto weights = accessor<const T, 2>(*args.weights);
+  const auto bias = accessor1<const T>(*args.bias);
+  const auto X = accessor<T, 2>(*args.X);
+  const auto gates = accessor<T, 2>(*args.gate_weights);
+
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t k = 0; k < S; ++k) X[b][k] = old_h[b][k];
+    for (int64_t k = 0; k < F; ++k) X[b][S + k] = input[b][k];
+  }
+
+  const ForwardViews<T> views{
+      accessor<const T, 2>(*args.gate_weights), accessor<const T, 2>(*args.old_cell),
+      accessor<T, 2>(*args.new_h),              accessor<T, 2>(*args.new_cell),
+      accessor<T, 2>(*args.input_gate),         accessor<T, 2>(*args.output_gate),
+      accessor<T, 2>(*args.candidate_cell),     S};
+
+  // Each part owns a range of state units: it computes the three gates'
+  // columns for them (G = X W^T + b, as G^T = W X^T so the batch is the
+  // vector dimension) and then their pointwise epilogue, with no barrier.
+  const int64_t s_grain = 8;
+  const int parts =
+      std::min<int64_t>(parts_for(double(B) * 3 * S * K), (S + s_grain - 1) / s_grain);
+  parallel(parts, [&](int part, int n_parts) {
+    int64_t s0, s1;
+    split_range(S, s_grain, part, n_parts, s0, s1);
+    const int64_t len = s1 - s0;
+    if (len == 0) return;
+    auto row = [&](int64_t r) { return weights.data + ((r / len) * S + s0 + r % len) * weights.strides[0]; };
+    const GemmOperands<T, decltype(row)> op{row, weights.strides[1], X.data, X.strides[1], X.strides[0]};
+    gemm<T>(0, 3 * len, 0, B, K, op, [&](int64_t r, int64_t j, const T* values, int64_t count, bool first) {
+      const int64_t n = (r / len) * S + s0 + r % len;
+      const T add = first ? bias[n] : T(0);
+      for (int64_t jj = 0; jj < count; ++jj) {
+        T& g = gates[j + jj][n];
+        g = (first ? T(0) : g) + values[jj] + add;
+      }
+    });
+    forward_pointwise(views, s0, s1);
+  });
+}
+
+template <typename T>
+struct BackwardViews {
+  Accessor<const T, 2> grad_h, grad_cell, new_cell, input_gate, output_gate, candidate_cell, gates;
+  Accessor<T, 2> d_old_cell;
+  T* d_gates;  // [B, 3S], contiguous scratch
+  int64_t state;
+  bool unit() const {
+    return grad_h.strides[1] == 1 && grad_cell.strides[1] == 1 && new_cell.strides[1] == 1 &&
+           input_gate.strides[1] == 1 && output_gate.strides[1] == 1 && candidate_cell.strides[1] == 1 &&
+           gates.strides[1] == 1 && d_old_cell.strides[1] == 1;
+  }
+};
+
+template <typename F, typename T>
+inline void backward_unit(const BackwardViews<T>& v, int64_t b, int64_t s) {
+  const int64_t S = v.state;
+  const auto r = cell_backward(load<F>(v.grad_h[b].data + s), load<F>(v.grad_cell[b].data + s),
+                               load<F>(v.new_cell[b].data + s), load<F>(v.input_gate[b].data + s),
+                               load<F>(v.output_gate[b].data + s), load<F>(v.candidate_cell[b].data + s),
+                               load<F>(v.gates[b].data + 2 * S + s));
+  T* dg = v.d_gates + b * 3 * S;
+  store(v.d_old_cell[b].data + s, r.d_cell);
+  store(dg + s, r.d_i);
+  store(dg + S + s, r.d_o);
+  store(dg + 2 * S + s, r.d_z);
+}
+
+template <typename T>
+void backward_pointwise(const BackwardViews<T>& v, int64_t s0, int64_t s1) {
+  const int64_t B = v.grad_h.sizes[0], S = v.state;
+  constexpr int64_t W = vector_width<T>();
+  if (v.unit()) {
+    for (int64_t b = 0; b < B; ++b) {
+      int64_t s = s0;
+      for (; s + W <= s1; s += W) backward_unit<Step<T>>(v, b, s);
+      for (; s < s1; ++s) backward_unit<T>(v, b, s);
+    }
+    return;
+  }
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t s = s0; s < s1; ++s) {
+      const auto r = cell_backward(v.grad_h[b][s], v.grad_cell[b][s], v.new_cell[b][s], v.input_gate[b][s],
+                                   v.output_gate[b][s], v.candidate_cell[b][s], v.gates[b][2 * S + s]);
+      T* dg = v.d_gates + b * 3 * S;
+      v.d_old_cell[b][s] = r.d_cell;
+      dg[s] = r.d_i;
+      dg[S + s] = r.d_o;
+      dg[2 * S + s] = r.d_z;
+    }
+}
+
+template <typename T>
+void backward(const BackwardArgs& args) {
+  const int64_t B = args.n.batch, S = args.n.state, F = args.n.features, K = S + F;
+  T* d_gates = scratch<T>(size_t(B) * 3 * size_t(S), 1);
+  const BackwardViews<T> views{
+      accessor<const T, 2>(*args.grad_h),      accessor<const T, 2>(*args.grad_cell),
+      accessor<const T, 2>(*args.new_cell),    accessor<const T, 2>(*args.input_gate),
+      accessor<const T, 2>(*args.output_gate), accessor<const T, 2>(*args.candidate_cell),
+      accessor<const T, 2>(*args.gate_weights), accessor<T, 2>(*args.d_old_cell),
+      d_gates,                                 S};
+  const auto d_bias = accessor1<T>(*args.d_bias);
+
+  const int64_t s_grain = 16;
+  const int pointwise_parts = std::min<int64_t>(parts_for(double(B) * S * 8), (S + s_grain - 1) / s_grain);
+  parallel(pointwise_parts, [&](int part, int n_parts) {
+    int64_t s0, s1;
+    split_range(S, s_grain, part, n_parts, s0, s1);
+    backward_pointwise(views, s0, s1);
+    for (int64_t gate = 0; gate < 3; ++gate) {
+      const int64_t n0 = gate * S + s0, count = s1 - s0;
+      store_row(&d_bias[n0], d_bias.stride, d_gates + n0, count, true);
+      for (int64_t b = 1; b < B; ++b) store_row(&d_bias[n0], d_bias.stride, d_gates + b * 3 * S + n0, count, false);
+    }
+  });
+
+  const auto X = accessor<const T, 2>(*args.X);
+  const auto weights = accessor<const T, 2>(*args.weights);
+  const auto d_weights = accessor<T, 2>(*args.d_weights);
+  const auto d_old_h = accessor<T, 2>(*args.d_old_h);
+  const auto d_input = accessor<T, 2>(*args.d_input);
+  const int64_t G = 3 * S;
+
+  // d_weights = dG^T X splits over its rows and dX = dG W over its columns
+  // (which go to d_old_h for k < S, to d_input beyond), so that no two parts
+  // write to the same cache line of a row-major output.
+  const int64_t k_grain = Vector<T>::lanes;
+  const int parts = std::min<int64_t>(parts_for(2.0 * B * G * K), (K + k_grain - 1) / k_grain);
+  parallel(parts, [&](int part, int n_parts) {
+    int64_t k0, k1, n0, n1;
+    split_range(K, k_grain, part, n_parts, k0, k1);
+    split_range(G, kTileRows, part, n_parts, n0, n1);
+    auto gate_column = [&](int64_t n) { return static_cast<const T*>(d_gates + n); };
+    const GemmOperands<T, decltype(gate_column)> dw{gate_column, G, X.data, X.strides[0], X.strides[1]};
+    if (n0 < n1) gemm<T>(n0, n1, 0, K, B, dw, [&](int64_t n, int64_t k, const T* values, int64_t count, bool first) {
+      const auto row = d_weights[n];
+      store_row(&row[k], row.stride, values, count, first);
+    });
+    auto gate_row = [&](int64_t b) { return static_cast<const T*>(d_gates + b * G); };
+    const GemmOperands<T, decltype(gate_row)> dx{gate_row, 1, weights.data, weights.strides[0],
+                                                 weights.strides[1]};
+    if (k0 < k1) gemm<T>(0, B, k0, k1, G, dx, [&](int64_t b, int64_t k, const T* values, int64_t count, bool first) {
+      const auto h_row = d_old_h[b], x_row = d_input[b];
+      const int64_t in_h = std::max<int64_t>(0, std::min(count, S - k));
+      if (in_h > 0) store_row(&h_row[k], h_row.stride, values, in_h, first);
+      if (in_h < count) store_row(&x_row[k + in_h - S], x_row.stride, values + in_h, count - in_h, first);
+    });
+  });
+}
+
+}  // namespace
+
+void lltm_forward(const ForwardArgs& args, int32_t dtype) {
+  LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_forward", [&] { forward<scalar_t>(args); });
+}
+
+void lltm_backward(const BackwardArgs& args, int32_t dtype) {
+  LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_backward", [&] { backward<scalar_t>(args); });
+}
+
+}  // namespace lltm::cpu

@@ -1,0 +1,20 @@
+// The CPU backend: the LLTM kernels and host memory. Arguments are validated
+// by the caller (api.cpp); these throw lltm::Error on failure.
+#pragma once
+
+#include <cstdint>
+
+#include "../lltm_args.h"
+
+namespace lltm::cpu {
+
+void lltm_forward(const ForwardArgs& args, int32_t dtype);
+void lltm_backward(const BackwardArgs& args, int32_t dtype);
+
+void* alloc(uint64_t bytes);
+void free(void* data);
+// dst and src have equal sizes (checked by the caller).
+void copy(const lltm_tensor& dst, const lltm_tensor& src, int32_t dtype);
+void fill(const lltm_tensor& dst, double value, int32_t dtype);
+
+}  // namespace lltm::cpu

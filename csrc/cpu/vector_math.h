@@ -1,0 +1,96 @@
+// Activation functions and their derivatives.
+//
+// float64 uses the C library's functions (correctly rounded or within one
+// ulp), so that results agree with the float64 reference to ~1e-15.
+// float32 uses branch-free polynomial forms (Cephes' minimax coefficients),
+// written once for a scalar `float` and for a GCC/Clang vector of floats: the
+// C library's expf/tanhf are scalar calls and would cost more than the GEMM
+// at small sizes. They are accurate to a few float32 ulps.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "gemm.h"
+
+namespace lltm::cpu {
+
+using FloatVector = Vector<float>::type;
+typedef int32_t IntVector __attribute__((vector_size(kVectorBytes)));
+
+inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+inline double tanh(double x) { return std::tanh(x); }
+inline double elu(double x) { return x > 0.0 ? x : std::expm1(x); }
+inline double elu_grad(double x) { return x > 0.0 ? 1.0 : std::exp(x); }
+
+// Integer views of float and FloatVector, for building powers of two.
+template <typename F>
+struct IntOf {
+  using type = int32_t;
+};
+template <>
+struct IntOf<FloatVector> {
+  using type = IntVector;
+};
+
+// F is float or FloatVector; comparisons and `?:` work element-wise on both.
+template <typename F>
+inline F fexp(F x) {
+  const F lo = F{} - 87.0f, hi = F{} + 88.0f;  // e^x and 2^n stay normal floats
+  x = x < lo ? lo : x;
+  x = x > hi ? hi : x;
+  // Round x/ln2 to the nearest integer n with the 1.5*2^23 trick: the sum's
+  // low mantissa bits then hold n itself, which makes 2^n without a conversion.
+  const float shifter = 12582912.0f;
+  const F shifted = x * 1.44269504088896341f + shifter;
+  const F n = shifted - shifter;
+  const F r = (x - n * 0.693359375f) - n * -2.12194440e-4f;
+  const F p =
+      ((((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r +
+         1.6666665459e-1f) * r + 5.0000001201e-1f) * r * r) + r + 1.0f;
+  using I = typename IntOf<F>::type;
+  I bits;
+  std::memcpy(&bits, &shifted, sizeof bits);
+  bits = (bits - 0x4B400000 + 127) << 23;
+  F scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return p * scale;
+}
+
+template <typename F>
+inline F sigmoid(F x) {
+  return 1.0f / (1.0f + fexp(F{} - x));
+}
+
+template <typename F>
+inline F tanh(F x) {
+  const F a = x < 0.0f ? F{} - x : x;
+  const F z = x * x;
+  // Near zero 1 - 2/(e^2x + 1) cancels, so a polynomial takes over below 0.625.
+  const F small =
+      ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z + 1.33314422036e-1f) * z -
+       3.33332819422e-1f) * z * x + x;
+  const F large = 1.0f - 2.0f / (fexp(a + a) + 1.0f);
+  const F signed_large = x < 0.0f ? F{} - large : large;
+  return a < 0.625f ? small : signed_large;
+}
+
+template <typename F>
+inline F elu(F x) {
+  // expm1 on (-0.5, 0] by its Taylor series, where e^x - 1 would cancel.
+  const F taylor =
+      x * (1.0f + x * (0.5f + x * (1.0f / 6 + x * (1.0f / 24 + x * (1.0f / 120 + x * (1.0f / 720 +
+                                                                                      x * (1.0f / 5040 + x * (1.0f / 40320))))))));
+  const F shifted = fexp(x) - 1.0f;
+  const F negative = x > -0.5f ? taylor : shifted;
+  return x > 0.0f ? x : negative;
+}
+
+template <typename F>
+inline F elu_grad(F x) {
+  const F e = fexp(x);
+  return x > 0.0f ? F{} + 1.0f : e;
+}
+
+}  // namespace lltm::cpu

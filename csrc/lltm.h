@@ -1,0 +1,140 @@
+/*
+ * lltm.h: the C ABI of the LLTM cell's native kernels.
+ *
+ * ABI version 1. Every function is `extern "C"` and reports failure through a
+ * status code (lltm_status); the message of the last failure on the calling
+ * thread is read with lltm_last_error(). Nothing is written to any output
+ * before all arguments have been validated.
+ *
+ * Tensors are described by lltm_tensor: a data pointer and up to
+ * LLTM_MAX_DIMS sizes and strides, counted in elements (not bytes). Strides
+ * may be any non-negative value (a transposed, sliced or broadcast view, e.g.
+ * a bias with stride 0 across the batch). Outputs may be strided too, but a
+ * stride of 0 over a size above 1 is refused for them, and (unchecked) an
+ * output must not share memory with another output or an input.
+ *
+ * The element type of every tensor in a call is the call's `dtype`; every
+ * tensor lives on the call's device (`device_kind`, `device_index`). The CPU
+ * backend is always present; the CUDA backend is a separate library
+ * (liblltm_cuda) that this library loads on first use, so lltm_backends()
+ * says what this build and machine can run.
+ *
+ * Shapes (B batch, F input features, S state size, K = S + F):
+ *   forward  inputs : input [B,F], weights [3S,K], bias [3S], old_h [B,S], old_cell [B,S]
+ *            outputs: new_h [B,S], new_cell [B,S], input_gate [B,S],
+ *                     output_gate [B,S], candidate_cell [B,S], X [B,K], gate_weights [B,3S]
+ *   backward inputs : grad_h [B,S], grad_cell [B,S], new_cell, input_gate,
+ *                     output_gate, candidate_cell [B,S], X [B,K], gate_weights [B,3S], weights [3S,K]
+ *            outputs: d_old_h [B,S], d_input [B,F], d_weights [3S,K], d_bias [3S], d_old_cell [B,S]
+ * gate_weights holds the gates before their activations, X = cat(old_h, input).
+ */
+#ifndef LLTM_H
+#define LLTM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#  if defined(LLTM_BUILDING)
+#    define LLTM_API __declspec(dllexport)
+#  else
+#    define LLTM_API __declspec(dllimport)
+#  endif
+#else
+#  define LLTM_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LLTM_ABI_VERSION 1
+#define LLTM_MAX_DIMS 4
+
+typedef enum lltm_status {
+  LLTM_OK = 0,
+  LLTM_ERR_NULL_POINTER = 1,        /* a required pointer argument is NULL */
+  LLTM_ERR_INVALID_SHAPE = 2,       /* a rank, size or stride is out of range */
+  LLTM_ERR_SHAPE_MISMATCH = 3,      /* sizes disagree between arguments */
+  LLTM_ERR_INVALID_DTYPE = 4,       /* unknown dtype */
+  LLTM_ERR_INVALID_DEVICE = 5,      /* unknown device kind, or an index with no device */
+  LLTM_ERR_BACKEND_UNAVAILABLE = 6, /* the build or the machine lacks that backend */
+  LLTM_ERR_OUT_OF_MEMORY = 7,
+  LLTM_ERR_CUDA = 8,                /* a CUDA or cuBLAS call failed; the message has CUDA's text */
+  LLTM_ERR_INTERNAL = 9
+} lltm_status;
+
+typedef enum lltm_dtype { LLTM_FLOAT32 = 0, LLTM_FLOAT64 = 1 } lltm_dtype;
+
+typedef enum lltm_device_kind { LLTM_CPU = 0, LLTM_CUDA = 1 } lltm_device_kind;
+
+/* Bits of lltm_backends(). */
+#define LLTM_BACKEND_CPU 1u
+#define LLTM_BACKEND_CUDA 2u
+
+typedef struct lltm_tensor {
+  void* data;                     /* first element; may be NULL only if some size is 0 (never here) */
+  int64_t ndim;                   /* 1..LLTM_MAX_DIMS */
+  int64_t sizes[LLTM_MAX_DIMS];   /* sizes[0..ndim) > 0 */
+  int64_t strides[LLTM_MAX_DIMS]; /* in elements, >= 0 */
+} lltm_tensor;
+
+/* LLTM_ABI_VERSION of the library actually loaded. */
+LLTM_API uint32_t lltm_abi_version(void);
+
+/* LLTM_BACKEND_* bits: CPU always; CUDA when liblltm_cuda loads and sees a GPU. */
+LLTM_API uint32_t lltm_backends(void);
+
+/* The last failure's message on this thread ("" if none). Valid until the next call on this thread. */
+LLTM_API const char* lltm_last_error(void);
+
+/* Number of CUDA devices (0 without the CUDA backend or without a GPU); never fails. */
+LLTM_API int32_t lltm_cuda_device_count(void);
+
+LLTM_API int32_t lltm_forward(
+    const lltm_tensor* input, const lltm_tensor* weights, const lltm_tensor* bias,
+    const lltm_tensor* old_h, const lltm_tensor* old_cell,
+    const lltm_tensor* new_h, const lltm_tensor* new_cell, const lltm_tensor* input_gate,
+    const lltm_tensor* output_gate, const lltm_tensor* candidate_cell, const lltm_tensor* X,
+    const lltm_tensor* gate_weights,
+    int32_t dtype, int32_t device_kind, int32_t device_index);
+
+LLTM_API int32_t lltm_backward(
+    const lltm_tensor* grad_h, const lltm_tensor* grad_cell, const lltm_tensor* new_cell,
+    const lltm_tensor* input_gate, const lltm_tensor* output_gate,
+    const lltm_tensor* candidate_cell, const lltm_tensor* X, const lltm_tensor* gate_weights,
+    const lltm_tensor* weights,
+    const lltm_tensor* d_old_h, const lltm_tensor* d_input, const lltm_tensor* d_weights,
+    const lltm_tensor* d_bias, const lltm_tensor* d_old_cell,
+    int32_t dtype, int32_t device_kind, int32_t device_index);
+
+/* Memory. Host memory is 64-byte aligned; device memory comes from a caching
+ * pool on the device's stream. lltm_alloc returns NULL on failure (see
+ * lltm_last_error); bytes == 0 is an error. */
+LLTM_API void* lltm_alloc(uint64_t bytes, int32_t device_kind, int32_t device_index);
+LLTM_API int32_t lltm_free(void* data, int32_t device_kind, int32_t device_index);
+
+/* Strided copy between two tensors of equal sizes, on any pair of devices. */
+LLTM_API int32_t lltm_copy(const lltm_tensor* dst, int32_t dst_kind, int32_t dst_index,
+                           const lltm_tensor* src, int32_t src_kind, int32_t src_index,
+                           int32_t dtype);
+
+/* Sets every element of dst to value (rounded to dtype). */
+LLTM_API int32_t lltm_fill(const lltm_tensor* dst, double value, int32_t dtype,
+                           int32_t device_kind, int32_t device_index);
+
+/* Contiguous byte copies between a caller's host buffer and memory of a device,
+ * ordered after the device's queued work. */
+LLTM_API int32_t lltm_read(void* host_dst, const void* src, uint64_t bytes,
+                           int32_t device_kind, int32_t device_index);
+LLTM_API int32_t lltm_write(void* dst, const void* host_src, uint64_t bytes,
+                            int32_t device_kind, int32_t device_index);
+
+/* Waits for the device's queued work (a no-op on the CPU). */
+LLTM_API int32_t lltm_synchronize(int32_t device_kind, int32_t device_index);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LLTM_H */

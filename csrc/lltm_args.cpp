@@ -1,0 +1,162 @@
+#include "lltm_args.h"
+
+#include <string>
+#include <vector>
+
+#include "status.h"
+
+namespace lltm {
+
+namespace {
+
+// Sizes above this are refused so that no offset computation can overflow int64.
+constexpr int64_t kMaxExtent = int64_t(1) << 48;
+
+std::string shape_string(const lltm_tensor& t) {
+  std::string s = "[";
+  for (int64_t d = 0; d < t.ndim; ++d) s += (d ? ", " : "") + std::to_string(t.sizes[d]);
+  return s + "]";
+}
+
+struct Expected {
+  const lltm_tensor* t;
+  const char* name;
+  std::vector<int64_t> sizes;
+  const char* symbols;  // e.g. "[B, S]"
+};
+
+void check_shapes(const char* fn, std::initializer_list<Expected> list) {
+  for (const Expected& e : list) {
+    bool ok = e.t->ndim == int64_t(e.sizes.size());
+    for (size_t d = 0; ok && d < e.sizes.size(); ++d) ok = e.t->sizes[d] == e.sizes[d];
+    if (ok) continue;
+    std::string want = "[";
+    for (size_t d = 0; d < e.sizes.size(); ++d) want += (d ? ", " : "") + std::to_string(e.sizes[d]);
+    fail(LLTM_ERR_SHAPE_MISMATCH, std::string(fn) + ": '" + e.name + "' must have shape " + want + "] " +
+                                      e.symbols + ", got " + shape_string(*e.t));
+  }
+}
+
+void check_rank(const char* fn, const lltm_tensor* t, const char* name, int64_t ndim) {
+  if (t->ndim != ndim)
+    fail(LLTM_ERR_SHAPE_MISMATCH, std::string(fn) + ": '" + name + "' must have " + std::to_string(ndim) +
+                                      " dimension" + (ndim == 1 ? "" : "s") + ", got " + shape_string(*t));
+}
+
+}  // namespace
+
+void check_tensor(const lltm_tensor* t, const char* what, bool output) {
+  if (t == nullptr) fail(LLTM_ERR_NULL_POINTER, std::string(what) + " is a null pointer");
+  if (t->data == nullptr) fail(LLTM_ERR_NULL_POINTER, std::string(what) + " has a null data pointer");
+  if (t->ndim < 1 || t->ndim > LLTM_MAX_DIMS)
+    fail(LLTM_ERR_INVALID_SHAPE, std::string(what) + " has " + std::to_string(t->ndim) +
+                                     " dimensions; expected 1 to " + std::to_string(LLTM_MAX_DIMS));
+  int64_t extent = 0;
+  for (int64_t d = 0; d < t->ndim; ++d) {
+    const int64_t size = t->sizes[d], stride = t->strides[d];
+    if (size <= 0 || size > kMaxExtent)
+      fail(LLTM_ERR_INVALID_SHAPE, std::string(what) + " has size " + std::to_string(size) + " in dimension " +
+                                       std::to_string(d) + "; expected a positive size");
+    if (stride < 0 || stride > kMaxExtent)
+      fail(LLTM_ERR_INVALID_SHAPE, std::string(what) + " has stride " + std::to_string(stride) +
+                                       " in dimension " + std::to_string(d) + "; expected a non-negative stride");
+    if (output && stride == 0 && size > 1)
+      fail(LLTM_ERR_INVALID_SHAPE, std::string(what) + " is an output with stride 0 in dimension " +
+                                       std::to_string(d) + "; outputs need distinct elements");
+    extent += (size - 1) * stride;
+    if (extent > kMaxExtent) fail(LLTM_ERR_INVALID_SHAPE, std::string(what) + " spans too many elements");
+  }
+}
+
+void check_same_sizes(const lltm_tensor* a, const char* a_name, const lltm_tensor* b, const char* b_name) {
+  bool same = a->ndim == b->ndim;
+  for (int64_t d = 0; same && d < a->ndim; ++d) same = a->sizes[d] == b->sizes[d];
+  if (!same)
+    fail(LLTM_ERR_SHAPE_MISMATCH, std::string(a_name) + " has shape " + shape_string(*a) + " but " + b_name +
+                                      " has shape " + shape_string(*b) + "; expected equal shapes");
+}
+
+void check_dtype(int32_t dtype, const char* fn) {
+  if (dtype != LLTM_FLOAT32 && dtype != LLTM_FLOAT64)
+    fail(LLTM_ERR_INVALID_DTYPE, std::string(fn) + ": dtype " + std::to_string(dtype) +
+                                     " is not float32 (0) or float64 (1)");
+}
+
+int64_t element_size(int32_t dtype) { return dtype == LLTM_FLOAT64 ? 8 : 4; }
+
+int64_t numel(const lltm_tensor& t) {
+  int64_t n = 1;
+  for (int64_t d = 0; d < t.ndim; ++d) n *= t.sizes[d];
+  return n;
+}
+
+bool is_contiguous(const lltm_tensor& t) {
+  int64_t expected = 1;
+  for (int64_t d = t.ndim - 1; d >= 0; --d) {
+    if (t.sizes[d] != 1 && t.strides[d] != expected) return false;
+    expected *= t.sizes[d];
+  }
+  return true;
+}
+
+Sizes validate(const ForwardArgs& a) {
+  const char* fn = "lltm_forward";
+  const std::pair<const lltm_tensor*, const char*> inputs[] = {
+      {a.input, "input"}, {a.weights, "weights"}, {a.bias, "bias"}, {a.old_h, "old_h"}, {a.old_cell, "old_cell"}};
+  const std::pair<const lltm_tensor*, const char*> outputs[] = {
+      {a.new_h, "new_h"}, {a.new_cell, "new_cell"}, {a.input_gate, "input_gate"},
+      {a.output_gate, "output_gate"}, {a.candidate_cell, "candidate_cell"}, {a.X, "X"},
+      {a.gate_weights, "gate_weights"}};
+  for (auto& [t, name] : inputs) check_tensor(t, (std::string(fn) + ": '" + name + "'").c_str(), false);
+  for (auto& [t, name] : outputs) check_tensor(t, (std::string(fn) + ": '" + name + "'").c_str(), true);
+  check_rank(fn, a.input, "input", 2);
+  check_rank(fn, a.old_h, "old_h", 2);
+  const int64_t B = a.input->sizes[0], F = a.input->sizes[1], S = a.old_h->sizes[1];
+  check_shapes(fn, {{a.old_h, "old_h", {B, S}, "(B, S)"},
+                    {a.old_cell, "old_cell", {B, S}, "(B, S)"},
+                    {a.weights, "weights", {3 * S, S + F}, "(3S, S+F)"},
+                    {a.bias, "bias", {3 * S}, "(3S)"},
+                    {a.new_h, "new_h", {B, S}, "(B, S)"},
+                    {a.new_cell, "new_cell", {B, S}, "(B, S)"},
+                    {a.input_gate, "input_gate", {B, S}, "(B, S)"},
+                    {a.output_gate, "output_gate", {B, S}, "(B, S)"},
+                    {a.candidate_cell, "candidate_cell", {B, S}, "(B, S)"},
+                    {a.X, "X", {B, S + F}, "(B, S+F)"},
+                    {a.gate_weights, "gate_weights", {B, 3 * S}, "(B, 3S)"}});
+  return {B, F, S};
+}
+
+Sizes validate(const BackwardArgs& a) {
+  const char* fn = "lltm_backward";
+  const std::pair<const lltm_tensor*, const char*> inputs[] = {
+      {a.grad_h, "grad_h"}, {a.grad_cell, "grad_cell"}, {a.new_cell, "new_cell"},
+      {a.input_gate, "input_gate"}, {a.output_gate, "output_gate"}, {a.candidate_cell, "candidate_cell"},
+      {a.X, "X"}, {a.gate_weights, "gate_weights"}, {a.weights, "weights"}};
+  const std::pair<const lltm_tensor*, const char*> outputs[] = {
+      {a.d_old_h, "d_old_h"}, {a.d_input, "d_input"}, {a.d_weights, "d_weights"},
+      {a.d_bias, "d_bias"}, {a.d_old_cell, "d_old_cell"}};
+  for (auto& [t, name] : inputs) check_tensor(t, (std::string(fn) + ": '" + name + "'").c_str(), false);
+  for (auto& [t, name] : outputs) check_tensor(t, (std::string(fn) + ": '" + name + "'").c_str(), true);
+  check_rank(fn, a.grad_h, "grad_h", 2);
+  check_rank(fn, a.X, "X", 2);
+  const int64_t B = a.grad_h->sizes[0], S = a.grad_h->sizes[1], F = a.X->sizes[1] - S;
+  if (F < 1)
+    fail(LLTM_ERR_SHAPE_MISMATCH, std::string(fn) + ": 'X' must have more than S = " + std::to_string(S) +
+                                      " columns (S+F), got " + shape_string(*a.X));
+  check_shapes(fn, {{a.grad_cell, "grad_cell", {B, S}, "(B, S)"},
+                    {a.new_cell, "new_cell", {B, S}, "(B, S)"},
+                    {a.input_gate, "input_gate", {B, S}, "(B, S)"},
+                    {a.output_gate, "output_gate", {B, S}, "(B, S)"},
+                    {a.candidate_cell, "candidate_cell", {B, S}, "(B, S)"},
+                    {a.X, "X", {B, S + F}, "(B, S+F)"},
+                    {a.gate_weights, "gate_weights", {B, 3 * S}, "(B, 3S)"},
+                    {a.weights, "weights", {3 * S, S + F}, "(3S, S+F)"},
+                    {a.d_old_h, "d_old_h", {B, S}, "(B, S)"},
+                    {a.d_input, "d_input", {B, F}, "(B, F)"},
+                    {a.d_weights, "d_weights", {3 * S, S + F}, "(3S, S+F)"},
+                    {a.d_bias, "d_bias", {3 * S}, "(3S)"},
+                    {a.d_old_cell, "d_old_cell", {B, S}, "(B, S)"}});
+  return {B, F, S};
+}
+
+}  // namespace lltm
