@@ -125,8 +125,8 @@ LLTM_API int32_t lltm_copy(const lltm_tensor* dst, int32_t dst_kind, int32_t dst
                            int32_t src_kind, int32_t src_index, int32_t dtype) {
   return guard([&] {
     check_dtype(dtype, "lltm_copy");
-    check_tensor(dst, "lltm_copy: 'dst'", true);
-    check_tensor(src, "lltm_copy: 'src'", false);
+    check_tensor(dst, "lltm_copy", "dst", true);
+    check_tensor(src, "lltm_copy", "src", false);
     check_same_sizes(dst, "lltm_copy: 'dst'", src, "'src'");
     const DeviceBackend* dst_backend = device_for(dst_kind, dst_index, "lltm_copy (dst)");
     const DeviceBackend* src_backend = device_for(src_kind, src_index, "lltm_copy (src)");
@@ -143,7 +143,7 @@ LLTM_API int32_t lltm_fill(const lltm_tensor* dst, double value, int32_t dtype, 
                            int32_t device_index) {
   return guard([&] {
     check_dtype(dtype, "lltm_fill");
-    check_tensor(dst, "lltm_fill: 'dst'", true);
+    check_tensor(dst, "lltm_fill", "dst", true);
     const DeviceBackend* backend = device_for(device_kind, device_index, "lltm_fill");
     if (backend == nullptr)
       cpu::fill(*dst, value, dtype);

@@ -1,7 +1,8 @@
 #include "lltm_args.h"
 
 #include <string>
-#include <vector>
+#include <algorithm>
+#include <initializer_list>
 
 #include "status.h"
 
@@ -19,19 +20,24 @@ std::string shape_string(const lltm_tensor& t) {
 }
 
 struct Expected {
+  Expected(const lltm_tensor* t, const char* name, std::initializer_list<int64_t> sizes, const char* symbols)
+      : t(t), name(name), rank(int64_t(sizes.size())), symbols(symbols) {
+    std::copy(sizes.begin(), sizes.end(), this->sizes);
+  }
   const lltm_tensor* t;
   const char* name;
-  std::vector<int64_t> sizes;
-  const char* symbols;  // e.g. "[B, S]"
+  int64_t rank;
+  int64_t sizes[2];
+  const char* symbols;  // e.g. "(B, S)"
 };
 
 void check_shapes(const char* fn, std::initializer_list<Expected> list) {
   for (const Expected& e : list) {
-    bool ok = e.t->ndim == int64_t(e.sizes.size());
-    for (size_t d = 0; ok && d < e.sizes.size(); ++d) ok = e.t->sizes[d] == e.sizes[d];
+    bool ok = e.t->ndim == e.rank;
+    for (int64_t d = 0; ok && d < e.rank; ++d) ok = e.t->sizes[d] == e.sizes[d];
     if (ok) continue;
     std::string want = "[";
-    for (size_t d = 0; d < e.sizes.size(); ++d) want += (d ? ", " : "") + std::to_string(e.sizes[d]);
+    for (int64_t d = 0; d < e.rank; ++d) want += (d ? ", " : "") + std::to_string(e.sizes[d]);
     fail(LLTM_ERR_SHAPE_MISMATCH, std::string(fn) + ": '" + e.name + "' must have shape " + want + "] " +
                                       e.symbols + ", got " + shape_string(*e.t));
   }
@@ -45,26 +51,28 @@ void check_rank(const char* fn, const lltm_tensor* t, const char* name, int64_t 
 
 }  // namespace
 
-void check_tensor(const lltm_tensor* t, const char* what, bool output) {
-  if (t == nullptr) fail(LLTM_ERR_NULL_POINTER, std::string(what) + " is a null pointer");
-  if (t->data == nullptr) fail(LLTM_ERR_NULL_POINTER, std::string(what) + " has a null data pointer");
+void check_tensor(const lltm_tensor* t, const char* fn, const char* name, bool output) {
+  // Messages are built only on failure: this runs on every call.
+  auto what = [&] { return std::string(fn) + ": '" + name + "'"; };
+  if (t == nullptr) fail(LLTM_ERR_NULL_POINTER, what() + " is a null pointer");
+  if (t->data == nullptr) fail(LLTM_ERR_NULL_POINTER, what() + " has a null data pointer");
   if (t->ndim < 1 || t->ndim > LLTM_MAX_DIMS)
-    fail(LLTM_ERR_INVALID_SHAPE, std::string(what) + " has " + std::to_string(t->ndim) +
+    fail(LLTM_ERR_INVALID_SHAPE, what() + " has " + std::to_string(t->ndim) +
                                      " dimensions; expected 1 to " + std::to_string(LLTM_MAX_DIMS));
   int64_t extent = 0;
   for (int64_t d = 0; d < t->ndim; ++d) {
     const int64_t size = t->sizes[d], stride = t->strides[d];
     if (size <= 0 || size > kMaxExtent)
-      fail(LLTM_ERR_INVALID_SHAPE, std::string(what) + " has size " + std::to_string(size) + " in dimension " +
+      fail(LLTM_ERR_INVALID_SHAPE, what() + " has size " + std::to_string(size) + " in dimension " +
                                        std::to_string(d) + "; expected a positive size");
     if (stride < 0 || stride > kMaxExtent)
-      fail(LLTM_ERR_INVALID_SHAPE, std::string(what) + " has stride " + std::to_string(stride) +
+      fail(LLTM_ERR_INVALID_SHAPE, what() + " has stride " + std::to_string(stride) +
                                        " in dimension " + std::to_string(d) + "; expected a non-negative stride");
     if (output && stride == 0 && size > 1)
-      fail(LLTM_ERR_INVALID_SHAPE, std::string(what) + " is an output with stride 0 in dimension " +
+      fail(LLTM_ERR_INVALID_SHAPE, what() + " is an output with stride 0 in dimension " +
                                        std::to_string(d) + "; outputs need distinct elements");
     extent += (size - 1) * stride;
-    if (extent > kMaxExtent) fail(LLTM_ERR_INVALID_SHAPE, std::string(what) + " spans too many elements");
+    if (extent > kMaxExtent) fail(LLTM_ERR_INVALID_SHAPE, what() + " spans too many elements");
   }
 }
 
@@ -107,8 +115,8 @@ Sizes validate(const ForwardArgs& a) {
       {a.new_h, "new_h"}, {a.new_cell, "new_cell"}, {a.input_gate, "input_gate"},
       {a.output_gate, "output_gate"}, {a.candidate_cell, "candidate_cell"}, {a.X, "X"},
       {a.gate_weights, "gate_weights"}};
-  for (auto& [t, name] : inputs) check_tensor(t, (std::string(fn) + ": '" + name + "'").c_str(), false);
-  for (auto& [t, name] : outputs) check_tensor(t, (std::string(fn) + ": '" + name + "'").c_str(), true);
+  for (auto& [t, name] : inputs) check_tensor(t, fn, name, false);
+  for (auto& [t, name] : outputs) check_tensor(t, fn, name, true);
   check_rank(fn, a.input, "input", 2);
   check_rank(fn, a.old_h, "old_h", 2);
   const int64_t B = a.input->sizes[0], F = a.input->sizes[1], S = a.old_h->sizes[1];
@@ -135,8 +143,8 @@ Sizes validate(const BackwardArgs& a) {
   const std::pair<const lltm_tensor*, const char*> outputs[] = {
       {a.d_old_h, "d_old_h"}, {a.d_input, "d_input"}, {a.d_weights, "d_weights"},
       {a.d_bias, "d_bias"}, {a.d_old_cell, "d_old_cell"}};
-  for (auto& [t, name] : inputs) check_tensor(t, (std::string(fn) + ": '" + name + "'").c_str(), false);
-  for (auto& [t, name] : outputs) check_tensor(t, (std::string(fn) + ": '" + name + "'").c_str(), true);
+  for (auto& [t, name] : inputs) check_tensor(t, fn, name, false);
+  for (auto& [t, name] : outputs) check_tensor(t, fn, name, true);
   check_rank(fn, a.grad_h, "grad_h", 2);
   check_rank(fn, a.X, "X", 2);
   const int64_t B = a.grad_h->sizes[0], S = a.grad_h->sizes[1], F = a.X->sizes[1] - S;

@@ -32,8 +32,8 @@ struct BackwardArgs {
 Sizes validate(const ForwardArgs& a);
 Sizes validate(const BackwardArgs& a);
 
-// Checks one tensor on its own; `what` names it in messages.
-void check_tensor(const lltm_tensor* t, const char* what, bool output);
+// Checks one tensor on its own; messages name the function and the argument.
+void check_tensor(const lltm_tensor* t, const char* fn, const char* name, bool output);
 void check_same_sizes(const lltm_tensor* a, const char* a_name, const lltm_tensor* b, const char* b_name);
 void check_dtype(int32_t dtype, const char* fn);
 int64_t element_size(int32_t dtype);

@@ -1,0 +1,61 @@
+/**
+ * lltm_tensor descriptors for native calls, written into one block of native
+ * memory reused by every call: a call passes the addresses of its slots, so
+ * no per-call allocation or pointer conversion is needed.
+ *
+ * Layout (csrc/lltm.h): void* data; int64 ndim; int64 sizes[4]; int64 strides[4]
+ * = 80 bytes, written as pairs of 32-bit words.
+ */
+import { native } from "./native/library.ts";
+
+const SLOT_BYTES = 80;
+const SLOT_WORDS = SLOT_BYTES / 4;
+const MAX_DIMS = 4;
+export const SLOTS = 16;
+
+export interface Describable {
+  readonly shape: readonly number[];
+  readonly strides: readonly number[];
+  /** Address of the first element. */
+  readonly dataAddress: number;
+}
+
+let base = 0;
+let words: Int32Array | undefined;
+
+function arena(): Int32Array {
+  if (!words) {
+    const lib = native();
+    base = lib.lltm_alloc(SLOTS * SLOT_BYTES, 0, 0);
+    if (base === 0) throw new Error(`lltm: cannot allocate call descriptors: ${lib.lltm_last_error()}`);
+    words = new Int32Array(lib.view(base, SLOTS * SLOT_BYTES));
+  }
+  return words;
+}
+
+const TWO_32 = 4294967296;
+
+/** Writes `t` into descriptor slot `slot` and returns the slot's address. */
+export function describe(slot: number, t: Describable): number {
+  const w = words ?? arena();
+  const o = slot * SLOT_WORDS;
+  const address = t.dataAddress;
+  w[o] = address >>> 0;
+  w[o + 1] = (address / TWO_32) >>> 0;
+  const shape = t.shape, strides = t.strides, n = shape.length;
+  w[o + 2] = n;
+  w[o + 3] = 0;
+  for (let d = 0; d < MAX_DIMS; d++) {
+    const i = o + 4 + 2 * d;
+    if (d < n) {
+      // Sizes and strides stay below 2^48 (the native side checks), so the high word is a plain division.
+      w[i] = shape[d]! >>> 0;
+      w[i + 1] = (shape[d]! / TWO_32) >>> 0;
+      w[i + 8] = strides[d]! >>> 0;
+      w[i + 9] = (strides[d]! / TWO_32) >>> 0;
+    } else {
+      w[i] = w[i + 1] = w[i + 8] = w[i + 9] = 0;
+    }
+  }
+  return base + slot * SLOT_BYTES;
+}

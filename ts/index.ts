@@ -1,0 +1,35 @@
+/**
+ * lltm: the LLTM recurrent cell on native CPU and CUDA kernels, for Bun and Deno.
+ *
+ * Importing this module opens the native library (see native/library.ts for
+ * where it is looked for); under Deno that needs --allow-ffi (and
+ * --allow-env=LLTM_LIBRARY_PATH to honour the override).
+ */
+import { native, openNative } from "./native/library.ts";
+
+await openNative();
+
+export { Device, type DeviceKind, type DeviceLike } from "./device.ts";
+export { type DType } from "./dtype.ts";
+export { LLTMError, Status, type StatusName } from "./errors.ts";
+export { loadLibrary, type NativeLibrary } from "./native/library.ts";
+export { type LLTMBackwardResult, lltmBackward, type LLTMForwardResult, lltmForward } from "./ops/lltm.ts";
+export {
+  type Matrix, referenceBackward, referenceBackwardMatrices, referenceForward, referenceForwardMatrices,
+  relativeError, type ReferenceBackward, type ReferenceForward, toMatrix,
+} from "./reference.ts";
+export { Random } from "./random.ts";
+export { type NestedArray, type RandomOptions, Tensor, type TensorOptions } from "./tensor.ts";
+
+/** The native library's facts: its path, C ABI version and the backends this build and machine have. */
+export function backendInfo(): { path: string; abiVersion: number; cpu: boolean; cuda: boolean; cudaDevices: number } {
+  const lib = native();
+  const bits = lib.lltm_backends();
+  return {
+    path: lib.path,
+    abiVersion: lib.lltm_abi_version(),
+    cpu: (bits & 1) !== 0,
+    cuda: (bits & 2) !== 0,
+    cudaDevices: lib.lltm_cuda_device_count(),
+  };
+}

@@ -1,0 +1,50 @@
+/** The Bun binding of the C ABI, over bun:ffi. */
+import { CString, dlopen, FFIType, toArrayBuffer, type Pointer } from "bun:ffi";
+
+import { type ArgKind, type NativeFunctions, type NativeLibrary, type ReturnKind, symbols } from "./symbols.ts";
+
+const argTypes: Record<ArgKind, FFIType> = {
+  ptr: FFIType.ptr,
+  buffer: FFIType.ptr,
+  i32: FFIType.i32,
+  u32: FFIType.u32,
+  u64: FFIType.u64,
+  f64: FFIType.f64,
+};
+const returnTypes: Record<ReturnKind, FFIType> = {
+  ptr: FFIType.ptr,
+  i32: FFIType.i32,
+  u32: FFIType.u32,
+  cstring: FFIType.ptr,
+};
+
+export function open(path: string): NativeLibrary {
+  const spec = Object.fromEntries(
+    Object.entries(symbols).map(([name, s]) => [
+      name,
+      { args: s.args.map((a) => argTypes[a]), returns: returnTypes[s.returns] },
+    ]),
+  );
+  const lib = dlopen(path, spec);
+  const raw = lib.symbols as unknown as Record<string, (...args: unknown[]) => unknown>;
+  const functions: Record<string, unknown> = {};
+  for (const [name, s] of Object.entries(symbols)) {
+    const f = raw[name];
+    if (s.returns === "cstring") {
+      functions[name] = (...args: unknown[]) => {
+        const p = f(...args) as Pointer | null;
+        return p === null ? "" : new CString(p).toString();
+      };
+    } else if (s.returns === "ptr") {
+      functions[name] = (...args: unknown[]) => (f(...args) as number | null) ?? 0;
+    } else {
+      // Called directly: the hot path (forward, backward) pays no wrapper.
+      functions[name] = f;
+    }
+  }
+  return {
+    ...(functions as NativeFunctions),
+    path,
+    view: (address: number, bytes: number) => toArrayBuffer(address as Pointer, 0, bytes) as ArrayBuffer,
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * The C ABI of liblltm (csrc/lltm.h), one entry per exported function, with
+ * its C signature beside it. Both runtime bindings (Bun, Deno) are generated
+ * from this table.
+ *
+ * Kinds: "ptr" is a native address held as a JS number; "buffer" is a typed
+ * array whose memory the callee reads or writes during the call.
+ */
+export type ArgKind = "ptr" | "buffer" | "i32" | "u32" | "u64" | "f64";
+export type ReturnKind = "ptr" | "i32" | "u32" | "cstring";
+
+export interface SymbolSpec {
+  readonly args: readonly ArgKind[];
+  readonly returns: ReturnKind;
+}
+
+const T = "ptr"; // const lltm_tensor*
+const forwardArgs = [T, T, T, T, T, T, T, T, T, T, T, T, "i32", "i32", "i32"] as const;
+const backwardArgs = [T, T, T, T, T, T, T, T, T, T, T, T, T, T, "i32", "i32", "i32"] as const;
+
+export const symbols = {
+  // uint32_t lltm_abi_version(void)
+  lltm_abi_version: { args: [], returns: "u32" },
+  // uint32_t lltm_backends(void)
+  lltm_backends: { args: [], returns: "u32" },
+  // const char* lltm_last_error(void)
+  lltm_last_error: { args: [], returns: "cstring" },
+  // int32_t lltm_cuda_device_count(void)
+  lltm_cuda_device_count: { args: [], returns: "i32" },
+  // int32_t lltm_forward(input, weights, bias, old_h, old_cell, new_h, new_cell, input_gate,
+  //                      output_gate, candidate_cell, X, gate_weights, dtype, device_kind, device_index)
+  lltm_forward: { args: forwardArgs, returns: "i32" },
+  // int32_t lltm_backward(grad_h, grad_cell, new_cell, input_gate, output_gate, candidate_cell, X,
+  //                       gate_weights, weights, d_old_h, d_input, d_weights, d_bias, d_old_cell,
+  //                       dtype, device_kind, device_index)
+  lltm_backward: { args: backwardArgs, returns: "i32" },
+  // void* lltm_alloc(uint64_t bytes, int32_t device_kind, int32_t device_index)
+  lltm_alloc: { args: ["u64", "i32", "i32"], returns: "ptr" },
+  // int32_t lltm_free(void* data, int32_t device_kind, int32_t device_index)
+  lltm_free: { args: ["ptr", "i32", "i32"], returns: "i32" },
+  // int32_t lltm_copy(const lltm_tensor* dst, int32_t dst_kind, int32_t dst_index,
+  //                   const lltm_tensor* src, int32_t src_kind, int32_t src_index, int32_t dtype)
+  lltm_copy: { args: [T, "i32", "i32", T, "i32", "i32", "i32"], returns: "i32" },
+  // int32_t lltm_fill(const lltm_tensor* dst, double value, int32_t dtype, int32_t device_kind, int32_t device_index)
+  lltm_fill: { args: [T, "f64", "i32", "i32", "i32"], returns: "i32" },
+  // int32_t lltm_read(void* host_dst, const void* src, uint64_t bytes, int32_t device_kind, int32_t device_index)
+  lltm_read: { args: ["buffer", "ptr", "u64", "i32", "i32"], returns: "i32" },
+  // int32_t lltm_write(void* dst, const void* host_src, uint64_t bytes, int32_t device_kind, int32_t device_index)
+  lltm_write: { args: ["ptr", "buffer", "u64", "i32", "i32"], returns: "i32" },
+  // int32_t lltm_synchronize(int32_t device_kind, int32_t device_index)
+  lltm_synchronize: { args: ["i32", "i32"], returns: "i32" },
+} as const satisfies Record<string, SymbolSpec>;
+
+export type SymbolName = keyof typeof symbols;
+
+type ArgType<K> = K extends "buffer" ? ArrayBufferView : number;
+type ArgTypes<A extends readonly ArgKind[]> = { [I in keyof A]: ArgType<A[I]> };
+type ReturnType<K> = K extends "cstring" ? string : number;
+
+/** The library's functions as a runtime binding exposes them. */
+export type NativeFunctions = {
+  [N in SymbolName]: (...args: ArgTypes<(typeof symbols)[N]["args"]>) => ReturnType<(typeof symbols)[N]["returns"]>;
+};
+
+/** What a runtime binding provides beyond the functions themselves. */
+export interface NativeLibrary extends NativeFunctions {
+  /** The library file that was opened. */
+  readonly path: string;
+  /** A view of `bytes` bytes of host memory at `address`, valid while that memory lives. */
+  view(address: number, bytes: number): ArrayBuffer;
+}

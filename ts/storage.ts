@@ -1,0 +1,56 @@
+/**
+ * A block of native memory (host or device) shared by the tensors that view
+ * it. Each tensor holds one reference; the block is freed when the last one
+ * is disposed, or by the finalizer if they are collected undisposed.
+ */
+import type { Device } from "./device.ts";
+import { LLTMError } from "./errors.ts";
+import { native } from "./native/library.ts";
+
+interface Held {
+  address: number;
+  kind: number;
+  index: number;
+}
+
+const registry = new FinalizationRegistry<Held>((held) => {
+  native().lltm_free(held.address, held.kind, held.index);
+});
+
+export class Storage {
+  private refs: number;
+
+  private constructor(
+    readonly address: number,
+    readonly bytes: number,
+    readonly device: Device,
+    refs: number,
+  ) {
+    this.refs = refs;
+    registry.register(this, { address, kind: device.kindCode, index: device.index }, this);
+  }
+
+  /** Allocates `bytes` bytes on `device`, owned by `refs` tensors. */
+  static allocate(bytes: number, device: Device, refs = 1): Storage {
+    const lib = native();
+    const address = lib.lltm_alloc(bytes, device.kindCode, device.index);
+    if (address === 0) throw new LLTMError("OUT_OF_MEMORY", lib.lltm_last_error());
+    return new Storage(address, bytes, device, refs);
+  }
+
+  get freed(): boolean {
+    return this.refs === 0;
+  }
+
+  retain(): void {
+    this.refs++;
+  }
+
+  release(): void {
+    if (this.refs === 0) return;
+    if (--this.refs === 0) {
+      registry.unregister(this);
+      native().lltm_free(this.address, this.device.kindCode, this.device.index);
+    }
+  }
+}

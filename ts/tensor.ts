@@ -1,0 +1,454 @@
+/**
+ * Tensor: a strided view of native memory on the CPU or a CUDA device, of
+ * float32 or float64 elements. Views (transpose, narrow, expand, reshape of a
+ * contiguous tensor) share memory with their source; every tensor must be
+ * disposed (or used with `using`), and the memory is freed when the last
+ * tensor viewing it is disposed. A finalizer frees what is forgotten.
+ */
+import { describe } from "./descriptor.ts";
+import { Device, type DeviceLike } from "./device.ts";
+import { type DType, dtypeCode, isDType, itemSize, typedArray } from "./dtype.ts";
+import { checkStatus, LLTMError } from "./errors.ts";
+import { native } from "./native/library.ts";
+import { Random } from "./random.ts";
+import { Storage } from "./storage.ts";
+
+const MAX_DIMS = 4;
+
+export interface TensorOptions {
+  dtype?: DType;
+  device?: DeviceLike;
+}
+
+export interface RandomOptions extends TensorOptions {
+  /** Seed of the generator; the same seed gives the same values on every runtime. */
+  seed?: number;
+}
+
+export type NestedArray = number | NestedArray[];
+
+export class Tensor {
+  readonly shape: readonly number[];
+  readonly strides: readonly number[];
+  /** Offset of the first element from the start of the storage, in elements. */
+  readonly offset: number;
+  private readonly storage: Storage;
+  private isDisposed = false;
+
+  /** Wraps `storage`, taking over one of its references. Use the factories instead. */
+  constructor(
+    storage: Storage,
+    readonly dtype: DType,
+    shape: readonly number[],
+    strides: readonly number[],
+    offset = 0,
+  ) {
+    this.storage = storage;
+    this.shape = shape;
+    this.strides = strides;
+    this.offset = offset;
+  }
+
+  // ---- factories ----
+
+  /** A tensor with uninitialised contents. */
+  static empty(shape: readonly number[], options: TensorOptions = {}): Tensor {
+    const dtype = checkDType(options.dtype ?? "float32");
+    const device = Device.of(options.device ?? "cpu");
+    const dims = checkShape(shape, "shape");
+    const storage = Storage.allocate(numelOf(dims) * itemSize[dtype], device);
+    return new Tensor(storage, dtype, dims, contiguousStrides(dims));
+  }
+
+  static zeros(shape: readonly number[], options: TensorOptions = {}): Tensor {
+    return Tensor.full(shape, 0, options);
+  }
+
+  static ones(shape: readonly number[], options: TensorOptions = {}): Tensor {
+    return Tensor.full(shape, 1, options);
+  }
+
+  static full(shape: readonly number[], value: number, options: TensorOptions = {}): Tensor {
+    const t = Tensor.empty(shape, options);
+    t.fill(value);
+    return t;
+  }
+
+  /** A copy of `data` (its dtype follows the array), viewed with `shape` (default: 1-D). */
+  static fromTypedArray(
+    data: Float32Array | Float64Array,
+    shape: readonly number[] = [data.length],
+    options: { device?: DeviceLike } = {},
+  ): Tensor {
+    if (!(data instanceof Float32Array || data instanceof Float64Array)) {
+      throw new LLTMError("INVALID_ARGUMENT", "fromTypedArray: data must be a Float32Array or a Float64Array");
+    }
+    const dtype: DType = data instanceof Float32Array ? "float32" : "float64";
+    const dims = checkShape(shape, "shape");
+    if (numelOf(dims) !== data.length) {
+      throw new LLTMError(
+        "INVALID_ARGUMENT",
+        `fromTypedArray: shape [${dims.join(", ")}] holds ${numelOf(dims)} elements but data has ${data.length}`,
+      );
+    }
+    const t = Tensor.empty(dims, { dtype, device: options.device });
+    const lib = native();
+    const device = t.device;
+    checkStatus(
+      lib.lltm_write(t.dataAddress, data, data.byteLength, device.kindCode, device.index),
+      lib.lltm_last_error,
+    );
+    return t;
+  }
+
+  /** A tensor from nested arrays of numbers, e.g. [[1, 2], [3, 4]]. */
+  static fromArray(data: NestedArray, options: TensorOptions = {}): Tensor {
+    const shape: number[] = [];
+    for (let level: NestedArray = data; Array.isArray(level); level = level[0]!) {
+      if (level.length === 0) throw new LLTMError("INVALID_ARGUMENT", "fromArray: arrays must not be empty");
+      shape.push(level.length);
+    }
+    if (shape.length === 0) throw new LLTMError("INVALID_ARGUMENT", "fromArray: data must be an array");
+    const dtype = checkDType(options.dtype ?? "float32");
+    const flat = typedArray(dtype, numelOf(shape));
+    let n = 0;
+    const walk = (value: NestedArray, depth: number) => {
+      if (depth === shape.length) {
+        if (typeof value !== "number") throw new LLTMError("INVALID_ARGUMENT", "fromArray: ragged or non-numeric data");
+        flat[n++] = value;
+        return;
+      }
+      if (!Array.isArray(value) || value.length !== shape[depth]) {
+        throw new LLTMError("INVALID_ARGUMENT", `fromArray: ragged data at depth ${depth}; expected ${shape[depth]} items`);
+      }
+      for (const v of value) walk(v, depth + 1);
+    };
+    walk(data, 0);
+    return Tensor.fromTypedArray(flat, shape, { device: options.device });
+  }
+
+  /** Standard normal values from a seeded generator. */
+  static randn(shape: readonly number[], options: RandomOptions = {}): Tensor {
+    const rng = new Random(options.seed ?? 0);
+    return Tensor.generate(shape, options, () => rng.normal());
+  }
+
+  /** Uniform values in [low, high) from a seeded generator. */
+  static rand(shape: readonly number[], options: RandomOptions & { low?: number; high?: number } = {}): Tensor {
+    const rng = new Random(options.seed ?? 0);
+    const low = options.low ?? 0, high = options.high ?? 1;
+    return Tensor.generate(shape, options, () => low + (high - low) * rng.uniform());
+  }
+
+  private static generate(shape: readonly number[], options: TensorOptions, next: () => number): Tensor {
+    const dtype = checkDType(options.dtype ?? "float32");
+    const dims = checkShape(shape, "shape");
+    const values = typedArray(dtype, numelOf(dims));
+    for (let i = 0; i < values.length; i++) values[i] = next();
+    return Tensor.fromTypedArray(values, dims, { device: options.device });
+  }
+
+  // ---- properties ----
+
+  get device(): Device {
+    return this.storage.device;
+  }
+
+  get ndim(): number {
+    return this.shape.length;
+  }
+
+  get numel(): number {
+    return numelOf(this.shape);
+  }
+
+  get disposed(): boolean {
+    return this.isDisposed;
+  }
+
+  /** Address of the first element; throws once the tensor is disposed. */
+  get dataAddress(): number {
+    if (this.isDisposed) throw disposedError("this tensor");
+    return this.storage.address + this.offset * itemSize[this.dtype];
+  }
+
+  isContiguous(): boolean {
+    let expected = 1;
+    for (let d = this.shape.length - 1; d >= 0; d--) {
+      if (this.shape[d] !== 1 && this.strides[d] !== expected) return false;
+      expected *= this.shape[d]!;
+    }
+    return true;
+  }
+
+  toString(): string {
+    return `Tensor(${this.dtype}, [${this.shape.join(", ")}], ${this.device}${this.isDisposed ? ", disposed" : ""})`;
+  }
+
+  // ---- views ----
+
+  /** Swaps two dimensions (by default the two of a matrix). */
+  transpose(dim0 = 0, dim1 = 1): Tensor {
+    this.assertLive("transpose");
+    const a = this.checkDim(dim0, "transpose"), b = this.checkDim(dim1, "transpose");
+    const shape = [...this.shape], strides = [...this.strides];
+    [shape[a], shape[b]] = [shape[b]!, shape[a]!];
+    [strides[a], strides[b]] = [strides[b]!, strides[a]!];
+    return this.view(shape, strides, this.offset);
+  }
+
+  /** `length` elements of dimension `dim` from `start`. */
+  narrow(dim: number, start: number, length: number): Tensor {
+    this.assertLive("narrow");
+    const d = this.checkDim(dim, "narrow");
+    const size = this.shape[d]!;
+    if (!Number.isInteger(start) || !Number.isInteger(length) || start < 0 || length < 1 || start + length > size) {
+      throw new LLTMError(
+        "INVALID_ARGUMENT",
+        `narrow: start ${start} and length ${length} must select at least one of the ${size} elements of dimension ${d}`,
+      );
+    }
+    const shape = [...this.shape];
+    shape[d] = length;
+    return this.view(shape, this.strides, this.offset + start * this.strides[d]!);
+  }
+
+  /** Elements [start, end) of dimension `dim`, with an optional step. */
+  slice(dim: number, start: number, end?: number, step = 1): Tensor {
+    this.assertLive("slice");
+    const d = this.checkDim(dim, "slice");
+    const stop = end ?? this.shape[d]!;
+    if (!Number.isInteger(step) || step < 1) {
+      throw new LLTMError("INVALID_ARGUMENT", `slice: step must be a positive integer, got ${step}`);
+    }
+    const narrowed = this.narrow(d, start, stop - start);
+    if (step === 1) return narrowed;
+    const shape = [...narrowed.shape], strides = [...narrowed.strides];
+    shape[d] = Math.ceil(shape[d]! / step);
+    strides[d] = strides[d]! * step;
+    const stepped = narrowed.view(shape, strides, narrowed.offset);
+    narrowed.dispose();
+    return stepped;
+  }
+
+  /** The same elements with another shape: a view of a contiguous tensor, else a contiguous copy. */
+  reshape(shape: readonly number[]): Tensor {
+    this.assertLive("reshape");
+    const dims = checkShape(shape, "reshape: shape");
+    if (numelOf(dims) !== this.numel) {
+      throw new LLTMError(
+        "INVALID_ARGUMENT",
+        `reshape: shape [${dims.join(", ")}] holds ${numelOf(dims)} elements but the tensor has ${this.numel}`,
+      );
+    }
+    if (this.isContiguous()) return this.view(dims, contiguousStrides(dims), this.offset);
+    const copy = this.contiguous();
+    const result = copy.view(dims, contiguousStrides(dims), copy.offset);
+    copy.dispose();
+    return result;
+  }
+
+  /** Broadcasts dimensions of size 1 (and new leading dimensions) to `shape`, with stride 0. */
+  expand(shape: readonly number[]): Tensor {
+    this.assertLive("expand");
+    const dims = checkShape(shape, "expand: shape");
+    const lead = dims.length - this.ndim;
+    if (lead < 0) {
+      throw new LLTMError("INVALID_ARGUMENT", `expand: shape [${dims.join(", ")}] has fewer dimensions than the tensor`);
+    }
+    const strides = dims.map((size, i) => {
+      if (i < lead) return 0;
+      const own = this.shape[i - lead]!;
+      if (own === size) return this.strides[i - lead]!;
+      if (own === 1) return 0;
+      throw new LLTMError(
+        "INVALID_ARGUMENT",
+        `expand: dimension ${i - lead} of size ${own} cannot be expanded to ${size} (only size 1 can)`,
+      );
+    });
+    return this.view(dims, strides, this.offset);
+  }
+
+  // ---- copies ----
+
+  /** This tensor if it is contiguous (as a new reference), else a contiguous copy. */
+  contiguous(): Tensor {
+    this.assertLive("contiguous");
+    if (this.isContiguous()) return this.view(this.shape, this.strides, this.offset);
+    return this.clone();
+  }
+
+  /** A contiguous copy, on `device` (default: this tensor's). */
+  clone(device?: DeviceLike): Tensor {
+    this.assertLive("clone");
+    const out = Tensor.empty(this.shape, { dtype: this.dtype, device: device ?? this.device });
+    out.copyFrom(this);
+    return out;
+  }
+
+  /** A copy on another device; this tensor itself (as a new reference) if it is already there. */
+  to(device: DeviceLike): Tensor {
+    this.assertLive("to");
+    const target = Device.of(device);
+    if (target.equals(this.device)) return this.view(this.shape, this.strides, this.offset);
+    return this.clone(target);
+  }
+
+  cpu(): Tensor {
+    return this.to("cpu");
+  }
+
+  /** Copies `src` (same shape, same dtype, any device and strides) into this tensor. */
+  copyFrom(src: Tensor): void {
+    this.assertLive("copyFrom");
+    if (src.disposed) throw disposedError("copyFrom: 'src'");
+    if (src.dtype !== this.dtype) {
+      throw new LLTMError("INVALID_DTYPE", `copyFrom: 'src' has dtype ${src.dtype} but this tensor has ${this.dtype}`);
+    }
+    if (!sameShape(src.shape, this.shape)) {
+      throw new LLTMError(
+        "SHAPE_MISMATCH",
+        `copyFrom: 'src' has shape [${src.shape.join(", ")}] but this tensor has [${this.shape.join(", ")}]`,
+      );
+    }
+    const lib = native();
+    const dst = this.device, from = src.device;
+    checkStatus(
+      lib.lltm_copy(describe(0, this), dst.kindCode, dst.index, describe(1, src), from.kindCode, from.index, dtypeCode[this.dtype]),
+      lib.lltm_last_error,
+    );
+  }
+
+  /** Sets every element to `value`. */
+  fill(value: number): this {
+    this.assertLive("fill");
+    const lib = native();
+    checkStatus(
+      lib.lltm_fill(describe(0, this), value, dtypeCode[this.dtype], this.device.kindCode, this.device.index),
+      lib.lltm_last_error,
+    );
+    return this;
+  }
+
+  /** The elements in row-major order, copied to the host (after the device's queued work). */
+  toTypedArray(): Float32Array | Float64Array {
+    this.assertLive("toTypedArray");
+    const source = this.isContiguous() ? this : this.clone();
+    try {
+      const out = typedArray(this.dtype, this.numel);
+      const lib = native();
+      checkStatus(
+        lib.lltm_read(out, source.dataAddress, out.byteLength, source.device.kindCode, source.device.index),
+        lib.lltm_last_error,
+      );
+      return out;
+    } finally {
+      if (source !== this) source.dispose();
+    }
+  }
+
+  /** The elements as nested arrays of numbers. */
+  toArray(): NestedArray {
+    const flat = this.toTypedArray();
+    let i = 0;
+    const build = (d: number): NestedArray => {
+      if (d === this.shape.length - 1) {
+        const row = Array.from(flat.subarray(i, i + this.shape[d]!));
+        i += this.shape[d]!;
+        return row;
+      }
+      return Array.from({ length: this.shape[d]! }, () => build(d + 1));
+    };
+    return build(0);
+  }
+
+  // ---- lifetime ----
+
+  /** Releases this tensor's reference to its memory; later use throws. Idempotent. */
+  dispose(): void {
+    if (this.isDisposed) return;
+    this.isDisposed = true;
+    this.storage.release();
+  }
+
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+
+  /** Throws a clear error if this tensor has been disposed. */
+  assertLive(operation: string): void {
+    if (this.isDisposed) throw disposedError(`${operation}: the tensor`);
+  }
+
+  private view(shape: readonly number[], strides: readonly number[], offset: number): Tensor {
+    this.storage.retain();
+    return new Tensor(this.storage, this.dtype, [...shape], [...strides], offset);
+  }
+
+  private checkDim(dim: number, operation: string): number {
+    const d = dim < 0 ? dim + this.ndim : dim;
+    if (!Number.isInteger(d) || d < 0 || d >= this.ndim) {
+      throw new LLTMError("INVALID_ARGUMENT", `${operation}: dimension ${dim} is out of range for a ${this.ndim}-D tensor`);
+    }
+    return d;
+  }
+}
+
+/** Views of one new block of memory, each 64-byte aligned: used for the outputs of an op. */
+export function allocateGroup(shapes: readonly (readonly number[])[], dtype: DType, device: Device): Tensor[] {
+  const size = itemSize[dtype];
+  const align = 64 / size;
+  const offsets: number[] = [];
+  let total = 0;
+  for (const shape of shapes) {
+    offsets.push(total);
+    total += Math.ceil(numelOf(shape) / align) * align;
+  }
+  const storage = Storage.allocate(total * size, device, shapes.length);
+  return shapes.map((shape, i) => new Tensor(storage, dtype, shape, contiguousStrides(shape), offsets[i]));
+}
+
+export function disposedError(what: string): LLTMError {
+  return new LLTMError("DISPOSED", `${what} has been disposed`);
+}
+
+export function contiguousStrides(shape: readonly number[]): number[] {
+  const strides = new Array<number>(shape.length);
+  let s = 1;
+  for (let d = shape.length - 1; d >= 0; d--) {
+    strides[d] = s;
+    s *= shape[d]!;
+  }
+  return strides;
+}
+
+export function sameShape(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function numelOf(shape: readonly number[]): number {
+  let n = 1;
+  for (const s of shape) n *= s;
+  return n;
+}
+
+function checkShape(shape: readonly number[], what: string): number[] {
+  if (!Array.isArray(shape) || shape.length < 1 || shape.length > MAX_DIMS) {
+    throw new LLTMError("INVALID_ARGUMENT", `${what} must have 1 to ${MAX_DIMS} dimensions, got ${JSON.stringify(shape)}`);
+  }
+  for (const s of shape) {
+    if (!Number.isSafeInteger(s) || s < 1) {
+      throw new LLTMError("INVALID_ARGUMENT", `${what} must hold positive integer sizes, got [${shape.join(", ")}]`);
+    }
+  }
+  return [...shape];
+}
+
+function checkDType(dtype: unknown): DType {
+  if (!isDType(dtype)) {
+    throw new LLTMError("INVALID_DTYPE", `dtype must be "float32" or "float64", got ${JSON.stringify(dtype)}`);
+  }
+  return dtype;
+}
