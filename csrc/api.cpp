@@ -95,19 +95,20 @@ LLTM_API int32_t lltm_backward(const lltm_tensor* grad_h, const lltm_tensor* gra
   });
 }
 
-LLTM_API void* lltm_alloc(uint64_t bytes, int32_t device_kind, int32_t device_index) {
-  void* result = nullptr;
-  const int32_t status = guard([&] {
+LLTM_API int32_t lltm_alloc(uint64_t bytes, int32_t device_kind, int32_t device_index, void** out) {
+  if (out != nullptr) *out = nullptr;
+  return guard([&] {
+    if (out == nullptr) fail(LLTM_ERR_NULL_POINTER, "lltm_alloc: 'out' is a null pointer");
     if (bytes == 0) fail(LLTM_ERR_INVALID_SHAPE, "lltm_alloc: bytes must be positive, got 0");
     const DeviceBackend* backend = device_for(device_kind, device_index, "lltm_alloc");
     if (backend == nullptr) {
-      result = cpu::alloc(bytes);
+      *out = cpu::alloc(bytes);
     } else {
-      result = backend->alloc(bytes, device_index);
-      if (result == nullptr) fail(LLTM_ERR_OUT_OF_MEMORY, backend->last_error());
+      void* p = backend->alloc(bytes, device_index);
+      if (p == nullptr) fail(LLTM_ERR_OUT_OF_MEMORY, backend->last_error());
+      *out = p;
     }
   });
-  return status == LLTM_OK ? result : nullptr;
 }
 
 LLTM_API int32_t lltm_free(void* data, int32_t device_kind, int32_t device_index) {

@@ -109,9 +109,9 @@ LLTM_API int32_t lltm_backward(
     int32_t dtype, int32_t device_kind, int32_t device_index);
 
 /* Memory. Host memory is 64-byte aligned; device memory comes from a caching
- * pool on the device's stream. lltm_alloc returns NULL on failure (see
- * lltm_last_error); bytes == 0 is an error. */
-LLTM_API void* lltm_alloc(uint64_t bytes, int32_t device_kind, int32_t device_index);
+ * pool on the device's stream. lltm_alloc stores the new block's address in
+ * *out (NULL on failure); bytes == 0 is an error. */
+LLTM_API int32_t lltm_alloc(uint64_t bytes, int32_t device_kind, int32_t device_index, void** out);
 LLTM_API int32_t lltm_free(void* data, int32_t device_kind, int32_t device_index);
 
 /* Strided copy between two tensors of equal sizes, on any pair of devices. */

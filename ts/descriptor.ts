@@ -6,7 +6,7 @@
  * Layout (csrc/lltm.h): void* data; int64 ndim; int64 sizes[4]; int64 strides[4]
  * = 80 bytes, written as pairs of 32-bit words.
  */
-import { native } from "./native/library.ts";
+import { allocate, native } from "./native/library.ts";
 
 const SLOT_BYTES = 80;
 const SLOT_WORDS = SLOT_BYTES / 4;
@@ -25,10 +25,8 @@ let words: Int32Array | undefined;
 
 function arena(): Int32Array {
   if (!words) {
-    const lib = native();
-    base = lib.lltm_alloc(SLOTS * SLOT_BYTES, 0, 0);
-    if (base === 0) throw new Error(`lltm: cannot allocate call descriptors: ${lib.lltm_last_error()}`);
-    words = new Int32Array(lib.view(base, SLOTS * SLOT_BYTES));
+    base = allocate(SLOTS * SLOT_BYTES, 0, 0);
+    words = new Int32Array(native().view(base, SLOTS * SLOT_BYTES));
   }
   return words;
 }
@@ -48,11 +46,11 @@ export function describe(slot: number, t: Describable): number {
   for (let d = 0; d < MAX_DIMS; d++) {
     const i = o + 4 + 2 * d;
     if (d < n) {
-      // Sizes and strides stay below 2^48 (the native side checks), so the high word is a plain division.
+      // Two's complement words, so that a bad (negative) value reaches the native checks intact.
       w[i] = shape[d]! >>> 0;
-      w[i + 1] = (shape[d]! / TWO_32) >>> 0;
+      w[i + 1] = Math.floor(shape[d]! / TWO_32);
       w[i + 8] = strides[d]! >>> 0;
-      w[i + 9] = (strides[d]! / TWO_32) >>> 0;
+      w[i + 9] = Math.floor(strides[d]! / TWO_32);
     } else {
       w[i] = w[i + 1] = w[i + 8] = w[i + 9] = 0;
     }

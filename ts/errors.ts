@@ -28,7 +28,11 @@ export class LLTMError extends Error {
   }
 }
 
+export function statusName(status: number): StatusName {
+  return names[status] ?? "INTERNAL";
+}
+
 /** Throws an LLTMError for a non-zero status, with the native library's message. */
 export function checkStatus(status: number, lastError: () => string): void {
-  if (status !== 0) throw new LLTMError(names[status] ?? "INTERNAL", lastError());
+  if (status !== 0) throw new LLTMError(statusName(status), lastError());
 }

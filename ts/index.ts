@@ -18,6 +18,7 @@ export {
   type Matrix, referenceBackward, referenceBackwardMatrices, referenceForward, referenceForwardMatrices,
   relativeError, type ReferenceBackward, type ReferenceForward, toMatrix,
 } from "./reference.ts";
+export { gradcheck, type GradcheckOptions, type GradcheckResult } from "./gradcheck.ts";
 export { Random } from "./random.ts";
 export { type NestedArray, type RandomOptions, Tensor, type TensorOptions } from "./tensor.ts";
 

@@ -4,8 +4,7 @@
  * is disposed, or by the finalizer if they are collected undisposed.
  */
 import type { Device } from "./device.ts";
-import { LLTMError } from "./errors.ts";
-import { native } from "./native/library.ts";
+import { allocate, native } from "./native/library.ts";
 
 interface Held {
   address: number;
@@ -32,10 +31,7 @@ export class Storage {
 
   /** Allocates `bytes` bytes on `device`, owned by `refs` tensors. */
   static allocate(bytes: number, device: Device, refs = 1): Storage {
-    const lib = native();
-    const address = lib.lltm_alloc(bytes, device.kindCode, device.index);
-    if (address === 0) throw new LLTMError("OUT_OF_MEMORY", lib.lltm_last_error());
-    return new Storage(address, bytes, device, refs);
+    return new Storage(allocate(bytes, device.kindCode, device.index), bytes, device, refs);
   }
 
   get freed(): boolean {

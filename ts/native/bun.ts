@@ -12,7 +12,6 @@ const argTypes: Record<ArgKind, FFIType> = {
   f64: FFIType.f64,
 };
 const returnTypes: Record<ReturnKind, FFIType> = {
-  ptr: FFIType.ptr,
   i32: FFIType.i32,
   u32: FFIType.u32,
   cstring: FFIType.ptr,
@@ -29,14 +28,12 @@ export function open(path: string): NativeLibrary {
   const raw = lib.symbols as unknown as Record<string, (...args: unknown[]) => unknown>;
   const functions: Record<string, unknown> = {};
   for (const [name, s] of Object.entries(symbols)) {
-    const f = raw[name];
+    const f = raw[name]!;
     if (s.returns === "cstring") {
       functions[name] = (...args: unknown[]) => {
         const p = f(...args) as Pointer | null;
         return p === null ? "" : new CString(p).toString();
       };
-    } else if (s.returns === "ptr") {
-      functions[name] = (...args: unknown[]) => (f(...args) as number | null) ?? 0;
     } else {
       // Called directly: the hot path (forward, backward) pays no wrapper.
       functions[name] = f;

@@ -11,7 +11,6 @@ const argTypes: Record<ArgKind, Deno.NativeType> = {
   f64: "f64",
 };
 const returnTypes: Record<ReturnKind, Deno.NativeResultType> = {
-  ptr: "usize",
   i32: "i32",
   u32: "u32",
   cstring: "pointer",
@@ -26,14 +25,12 @@ export function open(path: string): NativeLibrary {
   const raw = lib.symbols as unknown as Record<string, (...args: unknown[]) => unknown>;
   const functions: Record<string, unknown> = {};
   for (const [name, s] of Object.entries(symbols)) {
-    const f = raw[name];
+    const f = raw[name]!;
     if (s.returns === "cstring") {
       functions[name] = (...args: unknown[]) => {
         const p = f(...args) as Deno.PointerValue;
         return p === null ? "" : Deno.UnsafePointerView.getCString(p);
       };
-    } else if (s.returns === "ptr") {
-      functions[name] = (...args: unknown[]) => Number(f(...args) as number | bigint);
     } else {
       functions[name] = f;
     }

@@ -5,6 +5,7 @@
  * (where `npm run build` puts it). The CUDA backend, liblltm_cuda, is found by
  * liblltm itself next to its own file.
  */
+import { LLTMError, statusName } from "../errors.ts";
 import type { NativeLibrary } from "./symbols.ts";
 
 export type { NativeLibrary } from "./symbols.ts";
@@ -77,4 +78,14 @@ export async function openNative(): Promise<NativeLibrary> {
 export function native(): NativeLibrary {
   if (!loaded) throw new Error("lltm: the native library is not open yet; await openNative() first");
   return loaded;
+}
+
+const allocated = new Uint32Array(2);
+
+/** Allocates `bytes` bytes on a device through lltm_alloc; returns the address or throws with the library's message. */
+export function allocate(bytes: number, kindCode: number, index: number): number {
+  const lib = native();
+  const status = lib.lltm_alloc(bytes, kindCode, index, allocated);
+  if (status !== 0) throw new LLTMError(statusName(status), lib.lltm_last_error());
+  return allocated[0]! + allocated[1]! * 4294967296;
 }

@@ -7,7 +7,7 @@
  * array whose memory the callee reads or writes during the call.
  */
 export type ArgKind = "ptr" | "buffer" | "i32" | "u32" | "u64" | "f64";
-export type ReturnKind = "ptr" | "i32" | "u32" | "cstring";
+export type ReturnKind = "i32" | "u32" | "cstring";
 
 export interface SymbolSpec {
   readonly args: readonly ArgKind[];
@@ -34,8 +34,8 @@ export const symbols = {
   //                       gate_weights, weights, d_old_h, d_input, d_weights, d_bias, d_old_cell,
   //                       dtype, device_kind, device_index)
   lltm_backward: { args: backwardArgs, returns: "i32" },
-  // void* lltm_alloc(uint64_t bytes, int32_t device_kind, int32_t device_index)
-  lltm_alloc: { args: ["u64", "i32", "i32"], returns: "ptr" },
+  // int32_t lltm_alloc(uint64_t bytes, int32_t device_kind, int32_t device_index, void** out)
+  lltm_alloc: { args: ["u64", "i32", "i32", "buffer"], returns: "i32" },
   // int32_t lltm_free(void* data, int32_t device_kind, int32_t device_index)
   lltm_free: { args: ["ptr", "i32", "i32"], returns: "i32" },
   // int32_t lltm_copy(const lltm_tensor* dst, int32_t dst_kind, int32_t dst_index,

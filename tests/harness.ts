@@ -1,0 +1,64 @@
+/**
+ * One test API for both runners: `bun test` (bun:test) and `deno test`
+ * (Deno.test), plus the few assertions the suite needs.
+ */
+import { backendInfo, LLTMError } from "../ts/index.ts";
+
+type Body = () => void | Promise<void>;
+
+interface BunTest {
+  test: ((name: string, fn: Body) => void) & { skip: (name: string, fn: Body) => void };
+}
+
+const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";
+const bunTest: BunTest | undefined = isBun ? ((await import("bun:test")) as unknown as BunTest) : undefined;
+
+/** Registers a test; with `skip` set to a reason, registers it as skipped and says why once. */
+export function test(name: string, fn: Body, options: { skip?: string | false } = {}): void {
+  if (options.skip) {
+    skipNotice(options.skip);
+    if (bunTest) bunTest.test.skip(name, fn);
+    else Deno.test({ name, fn, ignore: true });
+    return;
+  }
+  if (bunTest) bunTest.test(name, fn);
+  else Deno.test({ name, fn, sanitizeResources: false, sanitizeOps: false });
+}
+
+const noticed = new Set<string>();
+function skipNotice(reason: string): void {
+  if (noticed.has(reason)) return;
+  noticed.add(reason);
+  console.log(`skipping: ${reason}`);
+}
+
+/** Why CUDA tests cannot run here, or false when they can. */
+export function cudaSkipReason(): string | false {
+  const info = backendInfo();
+  if (info.cuda) return false;
+  return "CUDA tests: " + (info.cudaDevices === 0 ? "no CUDA backend or no GPU on this machine" : "CUDA unavailable");
+}
+
+export class AssertionError extends Error {}
+
+export function assert(condition: unknown, message = "assertion failed"): asserts condition {
+  if (!condition) throw new AssertionError(message);
+}
+
+export function assertEquals<T>(actual: T, expected: T, message = ""): void {
+  const a = JSON.stringify(actual), e = JSON.stringify(expected);
+  if (a !== e) throw new AssertionError(`${message}${message ? ": " : ""}expected ${e}, got ${a}`);
+}
+
+/** Checks that `fn` throws an LLTMError with `code` whose message matches `pattern`. */
+export function assertThrowsLLTM(fn: () => unknown, code: LLTMError["code"], pattern: RegExp): LLTMError {
+  try {
+    fn();
+  } catch (e) {
+    if (!(e instanceof LLTMError)) throw new AssertionError(`expected an LLTMError, got ${e}`);
+    if (e.code !== code) throw new AssertionError(`expected code ${code}, got ${e.code}: ${e.message}`);
+    if (!pattern.test(e.message)) throw new AssertionError(`message ${JSON.stringify(e.message)} does not match ${pattern}`);
+    return e;
+  }
+  throw new AssertionError(`expected ${code} matching ${pattern}, but nothing was thrown`);
+}

@@ -1,0 +1,102 @@
+/** Shared pieces of the LLTM tests: random inputs as arbitrary views, and tolerances. */
+import fc from "fast-check";
+
+import { type DeviceLike, type DType, Tensor } from "../ts/index.ts";
+
+/** Relative error bounds against the float64 reference. */
+export const tolerance: Record<DType, number> = { float64: 1e-12, float32: 1e-5 };
+
+/** How a test tensor of a given logical shape is laid out in memory. */
+export type Layout = "contiguous" | "transposed" | "narrowed" | "strided" | "expanded";
+export const layouts: readonly Layout[] = ["contiguous", "transposed", "narrowed", "strided", "expanded"];
+
+/**
+ * A 2-D (or 1-D) tensor with `shape` whose values come from `seed`, laid out
+ * as `layout`: a transposed copy, a window of a larger tensor, every other
+ * column, or a row broadcast with stride 0 (values then repeat across rows).
+ */
+export function makeInput(
+  shape: readonly number[], layout: Layout, seed: number, dtype: DType, device: DeviceLike = "cpu",
+): Tensor {
+  const opts = { dtype, device, seed };
+  const [r, c] = shape.length === 1 ? [shape[0]!, 1] : [shape[0]!, shape[1]!];
+  const oneD = shape.length === 1;
+  switch (layout) {
+    case "contiguous":
+      return Tensor.randn(shape, opts);
+    case "transposed": {
+      if (oneD) return Tensor.randn(shape, opts);
+      using base = Tensor.randn([c, r], opts);
+      return base.transpose();
+    }
+    case "narrowed": {
+      using base = Tensor.randn(oneD ? [r + 3] : [r + 2, c + 3], opts);
+      if (oneD) return base.narrow(0, 2, r);
+      using rows = base.narrow(0, 1, r);
+      return rows.narrow(1, 2, c);
+    }
+    case "strided": {
+      using base = Tensor.randn(oneD ? [2 * r] : [r, 2 * c + 1], opts);
+      return oneD ? base.slice(0, 0, 2 * r, 2) : base.slice(1, 1, 2 * c + 1, 2);
+    }
+    case "expanded": {
+      if (oneD) {
+        using one = Tensor.randn([1], opts);
+        return one.expand(shape);
+      }
+      using row = Tensor.randn([1, c], opts);
+      return row.expand(shape);
+    }
+  }
+}
+
+/** Sizes from 1 to 257, mostly small (the reference is plain loops), with odd and non-power-of-two values. */
+export const smallSize = fc.oneof(
+  { weight: 6, arbitrary: fc.integer({ min: 1, max: 12 }) },
+  { weight: 1, arbitrary: fc.constantFrom(1, 2, 3, 17, 31, 33, 63, 65) },
+  { weight: 1, arbitrary: fc.integer({ min: 13, max: 257 }) },
+);
+
+export interface CaseSizes {
+  batch: number;
+  features: number;
+  state: number;
+}
+
+/** B, F and S, keeping the reference's work (B * 3S * (S+F)) bounded so that the suite stays fast. */
+export const caseSizes: fc.Arbitrary<CaseSizes> = fc
+  .record({ batch: smallSize, features: smallSize, state: smallSize })
+  .filter(({ batch, features, state }) => batch * 3 * state * (state + features) <= 1_500_000);
+
+export const layout = fc.constantFrom(...layouts);
+export const dtype = fc.constantFrom<DType>("float32", "float64");
+
+export function disposeAll(...groups: (Disposable | undefined)[]): void {
+  for (const g of groups) g?.[Symbol.dispose]();
+}
+
+/** A copy of `t` laid out as `layout` ("expanded" cannot hold arbitrary values, so it becomes "transposed"). */
+export function relayout(t: Tensor, layout: Layout): Tensor {
+  const oneD = t.ndim === 1;
+  const [r, c] = oneD ? [t.shape[0]!, 1] : [t.shape[0]!, t.shape[1]!];
+  const opts = { dtype: t.dtype, device: t.device };
+  let view: Tensor;
+  if (layout === "contiguous" || (oneD && layout !== "strided" && layout !== "narrowed")) {
+    view = Tensor.empty(t.shape, opts);
+  } else if (layout === "narrowed") {
+    using base = Tensor.empty(oneD ? [r + 3] : [r + 2, c + 3], opts);
+    if (oneD) view = base.narrow(0, 2, r);
+    else {
+      using rows = base.narrow(0, 1, r);
+      view = rows.narrow(1, 2, c);
+    }
+  } else if (layout === "strided") {
+    using base = Tensor.empty(oneD ? [2 * r] : [r, 2 * c + 1], opts);
+    view = oneD ? base.slice(0, 0, 2 * r, 2) : base.slice(1, 1, 2 * c + 1, 2);
+  } else {
+    using base = Tensor.empty([c, r], opts);
+    view = base.transpose();
+  }
+  view.copyFrom(t);
+  return view;
+}
