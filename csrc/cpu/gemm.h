@@ -132,8 +132,10 @@ struct GemmOperands {
 };
 
 // Computes rows [m0, m1) and columns [n0, n1) of C over p in [0, K) and hands
-// them to store(i, j, values, count, first_block): `first_block` is false when
-// the values are a later K-block's partial sums to be added.
+// them over tile by tile as store(i0, rows, j0, cols, tile, tile_stride,
+// first_block), C(i0 + a, j0 + b) being tile[a * tile_stride + b];
+// `first_block` is false when the values are a later K-block's partial sums
+// to be added.
 template <typename T, int NV, typename RowFn, typename Store>
 void gemm_tiles(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K,
                 const GemmOperands<T, RowFn>& op, Store&& store) {
@@ -160,7 +162,7 @@ void gemm_tiles(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K,
         for (int64_t jr = 0; jr < nc; jr += NR) {
           micro_kernel<T, MR, NV>(kc, rows, op.aps, bp + (jr / NR) * kc * NR, tile);
           const int64_t nr = std::min<int64_t>(NR, nc - jr);
-          for (int i = 0; i < mr; ++i) store(ic + i, jc + jr, tile + i * NR, nr, pc == 0);
+          store(ic, mr, jc + jr, nr, static_cast<const T*>(tile), int64_t(NR), pc == 0);
         }
       }
     }
@@ -178,7 +180,7 @@ void gemm(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K, const GemmO
     gemm_tiles<T, 2>(m0, m1, n0, n1, K, op, store);
 }
 
-// The usual store: dst[k * stride] = values[k], or += for a later K-block.
+// Stores one row of a tile: dst[k * stride] = values[k], or += for a later K-block.
 template <typename T>
 inline void store_row(T* dst, int64_t stride, const T* values, int64_t count, bool first) {
   if (stride == 1) {

@@ -128,9 +128,16 @@ void forward(const ForwardArgs& args) {
   const auto X = accessor<T, 2>(*args.X);
   const auto gates = accessor<T, 2>(*args.gate_weights);
 
+  auto copy_row = [](T* dst, int64_t dst_stride, const T* src, int64_t src_stride, int64_t n) {
+    if (dst_stride == 1 && src_stride == 1)
+      std::memcpy(dst, src, size_t(n) * sizeof(T));
+    else
+      for (int64_t k = 0; k < n; ++k) dst[k * dst_stride] = src[k * src_stride];
+  };
   for (int64_t b = 0; b < B; ++b) {
-    for (int64_t k = 0; k < S; ++k) X[b][k] = old_h[b][k];
-    for (int64_t k = 0; k < F; ++k) X[b][S + k] = input[b][k];
+    const auto row = X[b];
+    copy_row(row.data, row.stride, old_h[b].data, old_h.strides[1], S);
+    copy_row(row.data + S * row.stride, row.stride, input[b].data, input.strides[1], F);
   }
 
   const ForwardViews<T> views{
@@ -152,14 +159,24 @@ void forward(const ForwardArgs& args) {
     if (len == 0) return;
     auto row = [&](int64_t r) { return weights.data + ((r / len) * S + s0 + r % len) * weights.strides[0]; };
     const GemmOperands<T, decltype(row)> op{row, weights.strides[1], X.data, X.strides[1], X.strides[0]};
-    gemm<T>(0, 3 * len, 0, B, K, op, [&](int64_t r, int64_t j, const T* values, int64_t count, bool first) {
-      const int64_t n = (r / len) * S + s0 + r % len;
-      const T add = first ? bias[n] : T(0);
-      for (int64_t jj = 0; jj < count; ++jj) {
-        T& g = gates[j + jj][n];
-        g = (first ? T(0) : g) + values[jj] + add;
-      }
-    });
+    // The tile is G^T: write it row by row of G, where its rows' units are
+    // contiguous (except where a tile spans two gates).
+    gemm<T>(0, 3 * len, 0, B, K, op,
+            [&](int64_t r0, int64_t rows, int64_t j0, int64_t cols, const T* tile, int64_t ld, bool first) {
+              int64_t n[kTileRows];
+              T add[kTileRows];
+              for (int64_t i = 0; i < rows; ++i) {
+                n[i] = ((r0 + i) / len) * S + s0 + (r0 + i) % len;
+                add[i] = first ? bias[n[i]] : T(0);
+              }
+              for (int64_t jj = 0; jj < cols; ++jj) {
+                const auto g = gates[j0 + jj];
+                for (int64_t i = 0; i < rows; ++i) {
+                  T& out = g[n[i]];
+                  out = (first ? T(0) : out) + tile[i * ld + jj] + add[i];
+                }
+              }
+            });
     forward_pointwise(views, s0, s1);
   });
 }
@@ -258,19 +275,28 @@ void backward(const BackwardArgs& args) {
     split_range(G, kTileRows, part, n_parts, n0, n1);
     auto gate_column = [&](int64_t n) { return static_cast<const T*>(d_gates + n); };
     const GemmOperands<T, decltype(gate_column)> dw{gate_column, G, X.data, X.strides[0], X.strides[1]};
-    if (n0 < n1) gemm<T>(n0, n1, 0, K, B, dw, [&](int64_t n, int64_t k, const T* values, int64_t count, bool first) {
-      const auto row = d_weights[n];
-      store_row(&row[k], row.stride, values, count, first);
-    });
+    if (n0 < n1)
+      gemm<T>(n0, n1, 0, K, B, dw,
+              [&](int64_t i0, int64_t rows, int64_t k, int64_t count, const T* tile, int64_t ld, bool first) {
+                for (int64_t i = 0; i < rows; ++i) {
+                  const auto row = d_weights[i0 + i];
+                  store_row(&row[k], row.stride, tile + i * ld, count, first);
+                }
+              });
     auto gate_row = [&](int64_t b) { return static_cast<const T*>(d_gates + b * G); };
     const GemmOperands<T, decltype(gate_row)> dx{gate_row, 1, weights.data, weights.strides[0],
                                                  weights.strides[1]};
-    if (k0 < k1) gemm<T>(0, B, k0, k1, G, dx, [&](int64_t b, int64_t k, const T* values, int64_t count, bool first) {
-      const auto h_row = d_old_h[b], x_row = d_input[b];
-      const int64_t in_h = std::max<int64_t>(0, std::min(count, S - k));
-      if (in_h > 0) store_row(&h_row[k], h_row.stride, values, in_h, first);
-      if (in_h < count) store_row(&x_row[k + in_h - S], x_row.stride, values + in_h, count - in_h, first);
-    });
+    if (k0 < k1)
+      gemm<T>(0, B, k0, k1, G, dx,
+              [&](int64_t b0, int64_t rows, int64_t k, int64_t count, const T* tile, int64_t ld, bool first) {
+                const int64_t in_h = std::max<int64_t>(0, std::min(count, S - k));
+                for (int64_t i = 0; i < rows; ++i) {
+                  const auto h_row = d_old_h[b0 + i], x_row = d_input[b0 + i];
+                  const T* values = tile + i * ld;
+                  if (in_h > 0) store_row(&h_row[k], h_row.stride, values, in_h, first);
+                  if (in_h < count) store_row(&x_row[k + in_h - S], x_row.stride, values + in_h, count - in_h, first);
+                }
+              });
   });
 }
 

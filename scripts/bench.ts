@@ -1,0 +1,119 @@
+/**
+ * The tutorial's benchmark: host time of one forward call and of one backward
+ * call (of h'.sum() + c'.sum(), i.e. all-ones output gradients, making its
+ * output tensors included), synchronising the device after each, over many
+ * calls after a warm-up. --json writes the shape ../shared/bench/torch_lltm.py
+ * writes, for ../shared/bench/compare.py.
+ *
+ * usage: bun scripts/bench.ts [ref|cpu|cuda] [-b 16] [-f 32] [-s 128] [-r 100] [-w 10]
+ *                             [--scale s|ms|us] [-d] [--json FILE]
+ */
+import { writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+
+import {
+  backendInfo, type DType, lltmBackward, referenceBackwardMatrices, referenceForward, referenceForwardMatrices,
+  relativeError, Tensor, toMatrix,
+} from "../ts/index.ts";
+import { native } from "../ts/native/library.ts";
+import { fail, intArg, parseArgs } from "./args.ts";
+import { forward, type Sizes, workload } from "./workload.ts";
+
+const usage =
+  "usage: bun scripts/bench.ts [ref|cpu|cuda] [-b 16] [-f 32] [-s 128] [-r 100] [-w 10] [--scale s|ms|us] [-d] [--json FILE]";
+const args = parseArgs(process.argv.slice(2), ["-b", "-f", "-s", "-r", "-w", "--scale", "--json"], usage);
+const variant = args.positional[0] ?? "cpu";
+if (!["ref", "cpu", "cuda"].includes(variant)) fail(`variant must be ref, cpu or cuda, got ${variant}`, usage);
+const sizes: Sizes = { batch: intArg(args, "-b", 16, usage), features: intArg(args, "-f", 32, usage), state: intArg(args, "-s", 128, usage) };
+const runs = intArg(args, "-r", 100, usage);
+const warmup = intArg(args, "-w", 10, usage);
+const scale = args.values.get("--scale") ?? "us";
+const factors: Record<string, number> = { s: 1e-6, ms: 1e-3, us: 1 };
+if (!(scale in factors)) fail(`--scale must be s, ms or us, got ${scale}`, usage);
+const dtype: DType = args.flags.has("-d") ? "float64" : "float32";
+const device = variant === "cuda" ? "cuda" : "cpu";
+
+interface Stats {
+  min: number;
+  med: number;
+  avg: number;
+}
+
+function stats(xs: number[]): Stats {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  const med = s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+  return { min: s[0]!, med, avg: xs.reduce((a, b) => a + b, 0) / xs.length };
+}
+
+const lib = native();
+const sync = device === "cuda" ? () => lib.lltm_synchronize(1, 0) : () => 0;
+const fw: number[] = [], bw: number[] = [];
+let maxRelErr = 0;
+
+if (variant === "ref") {
+  using w = workload(sizes, dtype, "cpu");
+  const m = [w.input, w.weights, w.bias, w.oldH, w.oldCell].map(toMatrix) as [ReturnType<typeof toMatrix>, ReturnType<typeof toMatrix>, ReturnType<typeof toMatrix>, ReturnType<typeof toMatrix>, ReturnType<typeof toMatrix>];
+  for (let i = 0; i < warmup + runs; i++) {
+    const t0 = performance.now();
+    const out = referenceForwardMatrices(...m);
+    const t1 = performance.now();
+    const ones = { rows: sizes.batch, cols: sizes.state, data: new Float64Array(sizes.batch * sizes.state).fill(1) };
+    referenceBackwardMatrices(ones, ones, out.newCell, out.inputGate, out.outputGate, out.candidateCell, out.X, out.gateWeights, m[1]);
+    const t2 = performance.now();
+    if (i >= warmup) {
+      fw.push((t1 - t0) * 1000);
+      bw.push((t2 - t1) * 1000);
+    }
+  }
+} else {
+  using w = workload(sizes, dtype, device);
+  {
+    // Accuracy of this run's configuration against the float64 reference, as torch_lltm.py reports it.
+    using out = forward(w);
+    if (sizes.batch * 3 * sizes.state * (sizes.state + sizes.features) <= 2e9) {
+      const ref = referenceForward(w.input, w.weights, w.bias, w.oldH, w.oldCell);
+      maxRelErr = Math.max(relativeError(out.newH.toTypedArray(), ref.newH.data), relativeError(out.newCell.toTypedArray(), ref.newCell.data));
+    }
+  }
+  for (let i = 0; i < warmup + runs; i++) {
+    const t0 = performance.now();
+    const out = forward(w);
+    sync();
+    const t1 = performance.now();
+    const gradH = Tensor.ones(out.newH.shape, { dtype, device });
+    const gradCell = Tensor.ones(out.newCell.shape, { dtype, device });
+    const grads = lltmBackward(gradH, gradCell, out.newCell, out.inputGate, out.outputGate, out.candidateCell, out.X, out.gateWeights, w.weights);
+    sync();
+    const t2 = performance.now();
+    grads.dispose();
+    gradH.dispose();
+    gradCell.dispose();
+    out.dispose();
+    if (i >= warmup) {
+      fw.push((t1 - t0) * 1000);
+      bw.push((t2 - t1) * 1000);
+    }
+  }
+}
+
+const f = stats(fw), b = stats(bw);
+const k = factors[scale]!;
+const fmt = (x: number) => (x * k).toFixed(3);
+console.log(`Forward: ${fmt(f.min)}/${fmt(f.avg)} ${scale} | Backward ${fmt(b.min)}/${fmt(b.avg)} ${scale}`);
+console.log(`  (median: forward ${fmt(f.med)} ${scale}, backward ${fmt(b.med)} ${scale}; ${variant} ${dtype} ${sizes.batch}x${sizes.features}x${sizes.state}, ${runs} runs)`);
+
+const jsonPath = args.values.get("--json");
+if (jsonPath) {
+  const info = backendInfo();
+  const doc = {
+    tool: "lltm",
+    device,
+    device_name: device === "cuda" ? `cuda (${info.cudaDevices} device${info.cudaDevices === 1 ? "" : "s"})` : cpus()[0]?.model ?? "cpu",
+    results: [{
+      variant, dtype, batch: sizes.batch, features: sizes.features, state: sizes.state, steps: 1, runs,
+      forward_us: f, backward_us: b, max_rel_err: maxRelErr,
+    }],
+  };
+  writeFileSync(jsonPath, JSON.stringify(doc, null, 1));
+}
