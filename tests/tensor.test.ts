@@ -48,7 +48,7 @@ test("transpose, narrow, slice and expand view the right elements", () => {
       using row = t.narrow(0, 0, 1);
       using e = row.expand([3, c]);
       assertEquals(e.strides[0], 0);
-      assertEquals(e.toArray(), [a[0], a[0], a[0]]);
+      assertEquals(e.toArray(), [a[0]!, a[0]!, a[0]!]);
     }),
     { numRuns: 30 },
   );
