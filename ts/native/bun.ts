@@ -1,7 +1,7 @@
 /** The Bun binding of the C ABI, over bun:ffi. */
 import { CString, dlopen, FFIType, toArrayBuffer, type Pointer } from "bun:ffi";
 
-import { type ArgKind, type NativeFunctions, type NativeLibrary, type ReturnKind, symbols } from "./symbols.ts";
+import { type ArgKind, bindFunctions, type NativeLibrary, type ReturnKind, symbols } from "./symbols.ts";
 
 const argTypes: Record<ArgKind, FFIType> = {
   ptr: FFIType.ptr,
@@ -25,22 +25,12 @@ export function open(path: string): NativeLibrary {
     ]),
   );
   const lib = dlopen(path, spec);
-  const raw = lib.symbols as unknown as Record<string, (...args: unknown[]) => unknown>;
-  const functions: Record<string, unknown> = {};
-  for (const [name, s] of Object.entries(symbols)) {
-    const f = raw[name]!;
-    if (s.returns === "cstring") {
-      functions[name] = (...args: unknown[]) => {
-        const p = f(...args) as Pointer | null;
-        return p === null ? "" : new CString(p).toString();
-      };
-    } else {
-      // Called directly: the hot path (forward, backward) pays no wrapper.
-      functions[name] = f;
-    }
-  }
+  const functions = bindFunctions<Pointer | null>(
+    lib.symbols as unknown as Record<string, (...args: unknown[]) => unknown>,
+    (p) => (p === null ? "" : new CString(p).toString()),
+  );
   return {
-    ...(functions as NativeFunctions),
+    ...functions,
     path,
     view: (address: number, bytes: number) => toArrayBuffer(address as Pointer, 0, bytes) as ArrayBuffer,
   };

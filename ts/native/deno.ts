@@ -1,5 +1,5 @@
 /** The Deno binding of the C ABI, over Deno.dlopen. Needs --allow-ffi. */
-import { type ArgKind, type NativeFunctions, type NativeLibrary, type ReturnKind, symbols } from "./symbols.ts";
+import { type ArgKind, bindFunctions, type NativeLibrary, type ReturnKind, symbols } from "./symbols.ts";
 
 // Addresses travel as usize so that they stay plain numbers, as under Bun.
 const argTypes: Record<ArgKind, Deno.NativeType> = {
@@ -22,21 +22,12 @@ export function open(path: string): NativeLibrary {
     spec[name] = { parameters: s.args.map((a) => argTypes[a]), result: returnTypes[s.returns] };
   }
   const lib = Deno.dlopen(path, spec);
-  const raw = lib.symbols as unknown as Record<string, (...args: unknown[]) => unknown>;
-  const functions: Record<string, unknown> = {};
-  for (const [name, s] of Object.entries(symbols)) {
-    const f = raw[name]!;
-    if (s.returns === "cstring") {
-      functions[name] = (...args: unknown[]) => {
-        const p = f(...args) as Deno.PointerValue;
-        return p === null ? "" : Deno.UnsafePointerView.getCString(p);
-      };
-    } else {
-      functions[name] = f;
-    }
-  }
+  const functions = bindFunctions<Deno.PointerValue>(
+    lib.symbols as unknown as Record<string, (...args: unknown[]) => unknown>,
+    (p) => (p === null ? "" : Deno.UnsafePointerView.getCString(p)),
+  );
   return {
-    ...(functions as NativeFunctions),
+    ...functions,
     path,
     view: (address: number, bytes: number) => {
       const pointer = Deno.UnsafePointer.create(BigInt(address));

@@ -69,3 +69,20 @@ export interface NativeLibrary extends NativeFunctions {
   /** A view of `bytes` bytes of host memory at `address`, valid while that memory lives. */
   view(address: number, bytes: number): ArrayBuffer;
 }
+
+/**
+ * The library's functions from a runtime's raw symbols: functions returning
+ * a C string get `readCString` applied; the others are used as they are, so
+ * the hot path (forward, backward) pays no wrapper.
+ */
+export function bindFunctions<P>(
+  raw: Record<string, (...args: unknown[]) => unknown>,
+  readCString: (pointer: P) => string,
+): NativeFunctions {
+  const functions: Record<string, unknown> = {};
+  for (const [name, s] of Object.entries(symbols)) {
+    const f = raw[name]!;
+    functions[name] = s.returns === "cstring" ? (...args: unknown[]) => readCString(f(...args) as P) : f;
+  }
+  return functions as NativeFunctions;
+}

@@ -78,6 +78,15 @@ function disposeAll(tensors: readonly Tensor[]): void {
   for (const t of tensors) t.dispose();
 }
 
+/** Frees the outputs and throws if the native call failed; else a dispose function for all of them. */
+function settle(status: number, out: readonly Tensor[]): () => void {
+  if (status !== 0) {
+    disposeAll(out);
+    checkStatus(status, native().lltm_last_error);
+  }
+  return () => disposeAll(out);
+}
+
 /** One step of the cell: input [B,F], weights [3S,S+F], bias [3S], oldH and oldCell [B,S]. */
 export function lltmForward(input: Tensor, weights: Tensor, bias: Tensor, oldH: Tensor, oldCell: Tensor): LLTMForwardResult {
   const fn = "lltmForward";
@@ -101,11 +110,7 @@ export function lltmForward(input: Tensor, weights: Tensor, bias: Tensor, oldH: 
     describe(9, out[4]!), describe(10, out[5]!), describe(11, out[6]!),
     dtypeCode[dtype], device.kindCode, device.index,
   );
-  if (status !== 0) {
-    disposeAll(out);
-    checkStatus(status, lib.lltm_last_error);
-  }
-  const dispose = () => disposeAll(out);
+  const dispose = settle(status, out);
   return {
     newH: out[0]!, newCell: out[1]!, inputGate: out[2]!, outputGate: out[3]!, candidateCell: out[4]!,
     X: out[5]!, gateWeights: out[6]!, dispose, [Symbol.dispose]: dispose,
@@ -149,11 +154,7 @@ export function lltmBackward(
     describe(12, out[3]!), describe(13, out[4]!),
     dtypeCode[dtype], device.kindCode, device.index,
   );
-  if (status !== 0) {
-    disposeAll(out);
-    checkStatus(status, lib.lltm_last_error);
-  }
-  const dispose = () => disposeAll(out);
+  const dispose = settle(status, out);
   return {
     dOldH: out[0]!, dInput: out[1]!, dWeights: out[2]!, dBias: out[3]!, dOldCell: out[4]!,
     dispose, [Symbol.dispose]: dispose,
