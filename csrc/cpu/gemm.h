@@ -65,8 +65,10 @@ T* scratch(size_t count, int slot) {
   return static_cast<T*>(b.data);
 }
 
-template <typename T, int MR, int NV>
-inline void micro_kernel(int64_t kc, const T* const* rows, int64_t aps, const T* bp, T* tile) {
+// bp points at B(0, j0) with consecutive p rows `ldb` apart; Packed means
+// ldb == NR, known at compile time (it keeps a register free in the loop).
+template <typename T, int MR, int NV, bool Packed>
+__attribute__((noinline)) void micro_kernel(int64_t kc, const T* const* rows, int64_t aps, const T* bp, int64_t ldb, T* tile) {
   using V = typename Vector<T>::type;
   constexpr int L = Vector<T>::lanes;
   constexpr int NR = NV * L;
@@ -79,10 +81,16 @@ inline void micro_kernel(int64_t kc, const T* const* rows, int64_t aps, const T*
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) r[i] = rows[i];
   int64_t off = 0;
-  for (int64_t p = 0; p < kc; ++p, off += aps, bp += NR) {
+  if (Packed) ldb = NR;
+  for (int64_t p = 0; p < kc; ++p, off += aps, bp += ldb) {
     V b[NV];
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) b[v] = *reinterpret_cast<const V*>(bp + v * L);
+    for (int v = 0; v < NV; ++v) {
+      if (Packed)
+        b[v] = *reinterpret_cast<const V*>(bp + v * L);  // packed panels are 64-byte aligned
+      else
+        std::memcpy(&b[v], bp + v * L, sizeof(V));
+    }
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
       const T a = r[i][off];
@@ -149,18 +157,28 @@ void gemm_tiles(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K,
   const int64_t nc_max = std::max<int64_t>(NR, int64_t(512 * 1024 / sizeof(T)) / kc_max / NR * NR);
   T* bp = scratch<T>(size_t(kc_max) * size_t(std::min(n1 - n0, nc_max) + NR), 0);
   alignas(64) T tile[MR * NR];
+  const bool direct = op.bjs == 1 && m1 - m0 <= 4 * MR;
   const T* rows[MR];
   for (int64_t jc = n0; jc < n1; jc += nc_max) {
     const int64_t nc = std::min(nc_max, n1 - jc);
     for (int64_t pc = 0; pc < K; pc += kc_max) {
       const int64_t kc = std::min(kc_max, K - pc);
-      pack_b<T, NR>(kc, nc, op.b + pc * op.bps + jc * op.bjs, op.bps, op.bjs, bp);
+      const T* b_block = op.b + pc * op.bps + jc * op.bjs;
+      // Full panels are read from B in place when B's rows are contiguous
+      // and few rows of A would reuse a packed copy; the rest is packed.
+      const int64_t packed_from = direct ? nc / NR * NR : 0;
+      if (packed_from < nc)
+        pack_b<T, NR>(kc, nc - packed_from, b_block + packed_from * op.bjs, op.bps, op.bjs,
+                      bp + (packed_from / NR) * kc * NR);
       for (int64_t ic = m0; ic < m1; ic += MR) {
         const int mr = int(std::min<int64_t>(MR, m1 - ic));
         // Rows past the edge repeat the last row; their results are dropped.
         for (int i = 0; i < MR; ++i) rows[i] = op.row(ic + std::min(i, mr - 1)) + pc * op.aps;
         for (int64_t jr = 0; jr < nc; jr += NR) {
-          micro_kernel<T, MR, NV>(kc, rows, op.aps, bp + (jr / NR) * kc * NR, tile);
+          if (jr < packed_from)
+            micro_kernel<T, MR, NV, false>(kc, rows, op.aps, b_block + jr, op.bps, tile);
+          else
+            micro_kernel<T, MR, NV, true>(kc, rows, op.aps, bp + (jr / NR) * kc * NR, NR, tile);
           const int64_t nr = std::min<int64_t>(NR, nc - jr);
           store(ic, mr, jc + jr, nr, static_cast<const T*>(tile), int64_t(NR), pc == 0);
         }
