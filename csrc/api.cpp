@@ -1,6 +1,7 @@
 // The exported C functions: validate everything, then hand the call to the
 // CPU kernels or to the device backend.
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "backend.h"
@@ -132,11 +133,34 @@ LLTM_API int32_t lltm_copy(const lltm_tensor* dst, int32_t dst_kind, int32_t dst
     const DeviceBackend* dst_backend = device_for(dst_kind, dst_index, "lltm_copy (dst)");
     const DeviceBackend* src_backend = device_for(src_kind, src_index, "lltm_copy (src)");
     const DeviceBackend* backend = dst_backend != nullptr ? dst_backend : src_backend;
-    if (backend == nullptr)
+    if (backend == nullptr) {
       cpu::copy(*dst, *src, dtype);
-    else
-      check(backend, backend->copy(dst, dst_backend != nullptr, dst_index, src, src_backend != nullptr,
-                                   src_index, dtype));
+      return;
+    }
+    // The device backend moves contiguous host memory only: strided host
+    // tensors are gathered or scattered here, through a contiguous buffer.
+    const bool host_dst = dst_backend == nullptr, host_src = src_backend == nullptr;
+    const lltm_tensor* host = host_dst ? dst : host_src ? src : nullptr;
+    if (host == nullptr || is_contiguous(*host)) {
+      check(backend, backend->copy(dst, !host_dst, dst_index, src, !host_src, src_index, dtype));
+      return;
+    }
+    std::unique_ptr<void, void (*)(void*)> buffer(cpu::alloc(uint64_t(numel(*host) * element_size(dtype))),
+                                                  cpu::free);
+    lltm_tensor staged = *host;
+    staged.data = buffer.get();
+    int64_t stride = 1;
+    for (int64_t d = staged.ndim - 1; d >= 0; --d) {
+      staged.strides[d] = stride;
+      stride *= staged.sizes[d];
+    }
+    if (host_src) {
+      cpu::copy(staged, *src, dtype);
+      check(backend, backend->copy(dst, 1, dst_index, &staged, 0, src_index, dtype));
+    } else {
+      check(backend, backend->copy(&staged, 0, dst_index, src, 1, src_index, dtype));
+      cpu::copy(*dst, staged, dtype);
+    }
   });
 }
 

@@ -9,6 +9,7 @@ import { native, openNative } from "./native/library.ts";
 
 await openNative();
 
+export { cuda } from "./cuda.ts";
 export { Device, type DeviceKind, type DeviceLike } from "./device.ts";
 export { type DType } from "./dtype.ts";
 export { LLTMError, Status, type StatusName } from "./errors.ts";

@@ -1,0 +1,56 @@
+// Per-device state (one stream, one cuBLAS handle, a caching memory pool),
+// the current-device guard, and pooled scratch buffers.
+#pragma once
+
+#include <cstddef>
+
+#include "cuda_check.h"
+
+namespace lltm::cuda {
+
+struct DeviceState {
+  cudaStream_t stream;
+#if LLTM_HAVE_CUBLAS
+  cublasHandle_t blas;
+#endif
+};
+
+// Makes `device` current for the guard's lifetime and restores the caller's
+// device afterwards, so tensors on cuda:1 run on cuda:1 whatever the
+// process's current device is.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = -1;
+  int device_;
+};
+
+// The device's state, created on first use; the device must be current.
+DeviceState& state(int device);
+
+int device_count();
+
+// Stream-ordered scratch memory from the device's pool, freed on the stream
+// when the scope ends.
+class Scratch {
+ public:
+  Scratch(size_t bytes, cudaStream_t stream);
+  ~Scratch();
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
+
+ private:
+  void* data_ = nullptr;
+  cudaStream_t stream_;
+};
+
+}  // namespace lltm::cuda

@@ -1,0 +1,84 @@
+#include "cuda_check.h"
+#include "dispatch.h"
+#include "lltm_args.h"
+#include "strided.h"
+
+namespace lltm::cuda {
+
+namespace {
+
+// Sizes and strides by value, padded to four dimensions (leading sizes of 1).
+struct Shape4 {
+  int64_t size[4];
+  int64_t stride[4];
+};
+
+Shape4 shape4(const lltm_tensor& t) {
+  Shape4 s{{1, 1, 1, 1}, {0, 0, 0, 0}};
+  const int64_t pad = LLTM_MAX_DIMS - t.ndim;
+  for (int64_t d = 0; d < t.ndim; ++d) {
+    s.size[pad + d] = t.sizes[d];
+    s.stride[pad + d] = t.strides[d];
+  }
+  return s;
+}
+
+__device__ __forceinline__ int64_t offset_of(int64_t i, const Shape4& sizes, const Shape4& t) {
+  int64_t off = 0;
+  for (int d = 3; d >= 0; --d) {
+    const int64_t idx = i % sizes.size[d];
+    i /= sizes.size[d];
+    off += idx * t.stride[d];
+  }
+  return off;
+}
+
+template <typename T>
+__global__ void copy_kernel(T* dst, Shape4 dst_shape, const T* src, Shape4 src_shape, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    dst[offset_of(i, dst_shape, dst_shape)] = src[offset_of(i, dst_shape, src_shape)];
+}
+
+template <typename T>
+__global__ void fill_kernel(T* dst, Shape4 shape, T value, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    dst[offset_of(i, shape, shape)] = value;
+}
+
+unsigned blocks_for(int64_t n) {
+  const int64_t b = (n + 255) / 256;
+  return unsigned(b < 65535 ? b : 65535);
+}
+
+}  // namespace
+
+void strided_copy(const lltm_tensor& dst, const lltm_tensor& src, int32_t dtype, cudaStream_t stream) {
+  const int64_t n = numel(dst);
+  LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_copy", [&] {
+    copy_kernel<scalar_t><<<blocks_for(n), 256, 0, stream>>>(static_cast<scalar_t*>(dst.data), shape4(dst),
+                                                            static_cast<const scalar_t*>(src.data), shape4(src), n);
+  });
+  LLTM_LAUNCH_CHECK("copy_kernel");
+}
+
+void strided_fill(const lltm_tensor& dst, double value, int32_t dtype, cudaStream_t stream) {
+  const int64_t n = numel(dst);
+  LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_fill", [&] {
+    fill_kernel<scalar_t><<<blocks_for(n), 256, 0, stream>>>(static_cast<scalar_t*>(dst.data), shape4(dst),
+                                                            scalar_t(value), n);
+  });
+  LLTM_LAUNCH_CHECK("fill_kernel");
+}
+
+lltm_tensor contiguous_like(const lltm_tensor& like, void* data) {
+  lltm_tensor t = like;
+  t.data = data;
+  int64_t stride = 1;
+  for (int64_t d = like.ndim - 1; d >= 0; --d) {
+    t.strides[d] = stride;
+    stride *= like.sizes[d];
+  }
+  return t;
+}
+
+}  // namespace lltm::cuda

@@ -1,0 +1,17 @@
+// Element-wise copy and fill of strided tensors (up to LLTM_MAX_DIMS) on one device.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "lltm.h"
+
+namespace lltm::cuda {
+
+// dst and src have equal sizes and live on the current device.
+void strided_copy(const lltm_tensor& dst, const lltm_tensor& src, int32_t dtype, cudaStream_t stream);
+void strided_fill(const lltm_tensor& dst, double value, int32_t dtype, cudaStream_t stream);
+
+// A contiguous descriptor of `data` with the sizes of `like`.
+lltm_tensor contiguous_like(const lltm_tensor& like, void* data);
+
+}  // namespace lltm::cuda

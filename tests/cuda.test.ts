@@ -1,0 +1,63 @@
+/** Device memory, copies between devices, and the right GPU. Skipped without a GPU. */
+import { cuda, lltmForward, referenceForward, relativeError, Tensor } from "../ts/index.ts";
+import { assert, assertEquals, assertThrowsLLTM, cudaSkipReason, test } from "./harness.ts";
+
+const skip = cudaSkipReason();
+
+test("tensors go to the GPU and back unchanged, strided views included", () => {
+  for (const dtype of ["float32", "float64"] as const) {
+    using host = Tensor.randn([5, 7], { dtype, seed: 3 });
+    using dev = host.to("cuda");
+    assertEquals(dev.device.toString(), "cuda:0");
+    assertEquals(dev.toArray(), host.toArray());
+    using t = host.transpose();
+    using devT = t.to("cuda");
+    assertEquals(devT.toArray(), t.toArray());
+    using devView = dev.transpose();
+    using back = devView.cpu();
+    assertEquals(back.toArray(), t.toArray());
+    using narrowed = dev.narrow(1, 2, 3);
+    using hostNarrowed = host.narrow(1, 2, 3);
+    assertEquals(narrowed.toArray(), hostNarrowed.toArray());
+    using into = Tensor.zeros([7, 5], { dtype }).transpose();
+    into.copyFrom(dev);
+    assertEquals(into.toArray(), host.toArray());
+  }
+}, { skip });
+
+test("fill, zeros and full work on the GPU", () => {
+  using z = Tensor.zeros([3, 4], { device: "cuda" });
+  using f = Tensor.full([2], 1.5, { device: "cuda", dtype: "float64" });
+  assertEquals(z.toArray(), [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]);
+  assertEquals(f.toArray(), [1.5, 1.5]);
+  cuda.synchronize();
+}, { skip });
+
+test("tensors on different devices are refused by name", () => {
+  using x = Tensor.randn([2, 3], { device: "cuda" });
+  using w = Tensor.randn([6, 5]);
+  using b = Tensor.randn([6], { device: "cuda" });
+  using h = Tensor.randn([2, 2], { device: "cuda" });
+  using c = Tensor.randn([2, 2], { device: "cuda" });
+  assertThrowsLLTM(() => lltmForward(x, w, b, h, c), "INVALID_DEVICE", /'weights' is on cpu but 'input' is on cuda:0/);
+}, { skip });
+
+test("a device index past the last GPU is refused", () => {
+  const n = cuda.deviceCount();
+  assertThrowsLLTM(() => Tensor.zeros([1], { device: `cuda:${n}` }), "INVALID_DEVICE", new RegExp(`device_index ${n} is out of range`));
+}, { skip });
+
+const second = skip || (cuda.deviceCount() < 2 && "one GPU only: the second-GPU test needs two");
+
+test("tensors on cuda:1 run on cuda:1, and copy between GPUs", () => {
+  const B = 4, F = 6, S = 10;
+  const on = (seed: number, shape: number[]) => Tensor.randn(shape, { dtype: "float64", seed, device: "cuda:1" });
+  using x = on(1, [B, F]), w = on(2, [3 * S, S + F]), b = on(3, [3 * S]), h = on(4, [B, S]), c = on(5, [B, S]);
+  using out = lltmForward(x, w, b, h, c);
+  assertEquals(out.newH.device.toString(), "cuda:1");
+  const ref = referenceForward(x, w, b, h, c);
+  assert(relativeError(out.newH.toTypedArray(), ref.newH.data) <= 1e-12, "cuda:1 result matches the reference");
+  using moved = out.newH.to("cuda:0");
+  assertEquals(moved.toArray(), out.newH.toArray());
+  cuda.synchronize("cuda:1");
+}, { skip: second });
