@@ -69,8 +69,11 @@ __device__ __forceinline__ void write_cell(const ForwardTensors<T>& t, int b, in
 constexpr int kTile = 16;   // output tile: 16 x 16 threads
 constexpr int kChunk = 64;  // reduction elements staged per step (several loads in flight per thread)
 
+constexpr int kThreads = kTile * kTile;
+constexpr int kPerThread = kChunk * kTile / kThreads;  // elements of a [kChunk x kTile] stage per thread
+
 template <typename T>
-__global__ void __launch_bounds__(kTile* kTile) forward_fused(ForwardTensors<T> t) {
+__global__ void __launch_bounds__(kThreads) forward_fused(ForwardTensors<T> t) {
   __shared__ T xs[kTile][kChunk + 1];
   __shared__ T ws[3][kTile][kChunk + 1];
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kTile + tx;
@@ -78,19 +81,24 @@ __global__ void __launch_bounds__(kTile* kTile) forward_fused(ForwardTensors<T> 
   const int K = t.S + t.F;
   T acc0 = 0, acc1 = 0, acc2 = 0;
   for (int k0 = 0; k0 < K; k0 += kChunk) {
-    for (int e = tid; e < kTile * kChunk; e += kTile * kTile) {
-      const int r = e / kChunk, c = e % kChunk, b = b0 + r, k = k0 + c;
-      T v = T(0);
-      if (b < t.B && k < K) {
-        v = k < t.S ? t.old_h[b][k] : t.input[b][k - t.S];
-        if (blockIdx.x == 0) t.X[b][k] = v;
-      }
-      xs[r][c] = v;
+    // All of a stage's loads are issued before any is used, so their latencies overlap.
+    T xv[kPerThread], wv[3][kPerThread];
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+      const int e = tid + j * kThreads, r = e / kChunk, c = e % kChunk, k = k0 + c;
+      const int b = b0 + r, s = s0 + r;
+      xv[j] = (b < t.B && k < K) ? (k < t.S ? t.old_h[b][k] : t.input[b][k - t.S]) : T(0);
+#pragma unroll
+      for (int g = 0; g < 3; ++g) wv[g][j] = (s < t.S && k < K) ? t.weights[g * t.S + s][k] : T(0);
     }
-    for (int e = tid; e < 3 * kTile * kChunk; e += kTile * kTile) {
-      const int g = e / (kTile * kChunk), r = (e / kChunk) % kTile, c = e % kChunk;
-      const int s = s0 + r, k = k0 + c;
-      ws[g][r][c] = (s < t.S && k < K) ? t.weights[g * t.S + s][k] : T(0);
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+      const int e = tid + j * kThreads, r = e / kChunk, c = e % kChunk;
+      xs[r][c] = xv[j];
+#pragma unroll
+      for (int g = 0; g < 3; ++g) ws[g][r][c] = wv[g][j];
+      const int b = b0 + r, k = k0 + c;
+      if (blockIdx.x == 0 && b < t.B && k < K) t.X[b][k] = xv[j];
     }
     __syncthreads();
 #pragma unroll 8
@@ -132,31 +140,45 @@ __global__ void forward_pointwise(ForwardTensors<T> t, const T* Gc) {
   }
 }
 
-// dG = d(loss)/d(gates before activation) into a contiguous [B, 3S] buffer, and d_old_cell.
+// Gradient of the loss with respect to gate n (before its activation) of batch row b.
+template <typename T>
+__device__ __forceinline__ T gate_gradient(const BackwardTensors<T>& t, int b, int n) {
+  const int gate = n / t.S, s = n % t.S;
+  const T grad_h = t.grad_h[b][s], o = t.output_gate[b][s];
+  const T th = tanh_of(t.new_cell[b][s]);
+  if (gate == 1) return th * grad_h * o * (T(1) - o);
+  const T i = t.input_gate[b][s];
+  const T d_cell = (T(1) - th * th) * o * grad_h + t.grad_cell[b][s];
+  if (gate == 0) return t.candidate_cell[b][s] * d_cell * i * (T(1) - i);
+  const T g2 = t.gates[b][2 * t.S + s];
+  return i * d_cell * (g2 > T(0) ? T(1) : exp_of(g2));
+}
+
+template <typename T>
+__device__ __forceinline__ T cell_gradient(const BackwardTensors<T>& t, int b, int s) {
+  const T th = tanh_of(t.new_cell[b][s]);
+  return (T(1) - th * th) * t.output_gate[b][s] * t.grad_h[b][s] + t.grad_cell[b][s];
+}
+
+// dG into a contiguous [B, 3S] buffer, and d_old_cell (for the cuBLAS path).
 template <typename T>
 __global__ void backward_pointwise(BackwardTensors<T> t, T* dG) {
-  const int64_t n = int64_t(t.B) * t.S;
   const int G = 3 * t.S;
+  const int64_t n = int64_t(t.B) * G;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
-    const int b = int(e / t.S), s = int(e % t.S);
-    const T grad_h = t.grad_h[b][s], i = t.input_gate[b][s], o = t.output_gate[b][s], z = t.candidate_cell[b][s];
-    const T g2 = t.gates[b][2 * t.S + s];
-    const T th = tanh_of(t.new_cell[b][s]);
-    const T d_cell = (T(1) - th * th) * o * grad_h + t.grad_cell[b][s];
-    t.d_old_cell[b][s] = d_cell;
-    T* dg = dG + int64_t(b) * G;
-    dg[s] = z * d_cell * i * (T(1) - i);
-    dg[t.S + s] = th * grad_h * o * (T(1) - o);
-    dg[2 * t.S + s] = i * d_cell * (g2 > T(0) ? T(1) : exp_of(g2));
+    const int b = int(e / G), g = int(e % G);
+    dG[e] = gate_gradient(t, b, g);
+    if (g < t.S) t.d_old_cell[b][g] = cell_gradient(t, b, g);
   }
 }
 
-// Both products of the backward pass and the bias sum, in one launch for
-// small sizes. Blocks [0, w_tiles) compute 16x16 tiles of d_weights = dG^T X
-// (and d_bias, in the first column of tiles); the others tiles of
+// The whole backward pass in one launch for small sizes: gate gradients are
+// computed where they are staged, so no intermediate buffer is needed.
+// Blocks [0, w_tiles) compute 16x16 tiles of d_weights = dG^T X (and d_bias
+// and d_old_cell in the first column of tiles); the others tiles of
 // dX = dG W, written to d_old_h and d_input.
 template <typename T>
-__global__ void __launch_bounds__(kTile* kTile) backward_fused_products(BackwardTensors<T> t, const T* dG, int k_tiles) {
+__global__ void __launch_bounds__(kThreads) backward_fused(BackwardTensors<T> t, int k_tiles) {
   __shared__ T as[kChunk][kTile + 1];
   __shared__ T bs[kChunk][kTile + 1];
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kTile + tx;
@@ -170,15 +192,20 @@ __global__ void __launch_bounds__(kTile* kTile) backward_fused_products(Backward
   const int rows = weights_tile ? G : t.B, depth = weights_tile ? t.B : G;
   T acc = 0, bias = 0;
   for (int p0 = 0; p0 < depth; p0 += kChunk) {
-    for (int e = tid; e < kChunk * kTile; e += kTile * kTile) {
-      const int p = e / kTile, c = e % kTile, pp = p0 + p;
-      const int i = i0 + c, k = k0 + c;
-      // A(i, p): dG[p][i] for d_weights, dG[i][p] for dX.
-      T a = T(0), bv = T(0);
-      if (pp < depth && i < rows) a = weights_tile ? dG[int64_t(pp) * G + i] : dG[int64_t(i) * G + pp];
-      if (pp < depth && k < K) bv = weights_tile ? t.X[pp][k] : t.weights[pp][k];
-      as[p][c] = a;
-      bs[p][c] = bv;
+    T av[kPerThread], bv[kPerThread];
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+      const int e = tid + j * kThreads, p = p0 + e / kTile, c = e % kTile, i = i0 + c, k = k0 + c;
+      const bool a_in = p < depth && i < rows, b_in = p < depth && k < K;
+      // A(i, p) = dG[p][i] for d_weights, dG[i][p] for dX.
+      av[j] = a_in ? (weights_tile ? gate_gradient(t, p, i) : gate_gradient(t, i, p)) : T(0);
+      bv[j] = b_in ? (weights_tile ? t.X[p][k] : t.weights[p][k]) : T(0);
+    }
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+      const int e = tid + j * kThreads;
+      as[e / kTile][e % kTile] = av[j];
+      bs[e / kTile][e % kTile] = bv[j];
     }
     __syncthreads();
 #pragma unroll 8
@@ -193,6 +220,9 @@ __global__ void __launch_bounds__(kTile* kTile) backward_fused_products(Backward
   if (weights_tile) {
     t.d_weights[i][k] = acc;
     if (k0 == 0 && tx == 0) t.d_bias[i] = bias;
+    // d_old_cell, once per (b, s): by the first column of tiles of gate 0.
+    if (k0 == 0 && i < t.S)
+      for (int b = tx; b < t.B; b += kTile) t.d_old_cell[b][i] = cell_gradient(t, b, i);
   } else if (k < t.S) {
     t.d_old_h[i][k] = acc;
   } else {
@@ -211,10 +241,6 @@ __global__ void bias_sum(BackwardTensors<T> t, const T* dG) {
   }
 }
 
-unsigned blocks_for(int64_t n) {
-  const int64_t b = (n + 255) / 256;
-  return unsigned(b < 4096 ? b : 4096);
-}
 
 // Small sizes take the fused kernels; LLTM_CUDA_KERNELS=fused|cublas forces a path.
 bool use_cublas(int64_t B, int64_t S, int64_t K) {
@@ -226,6 +252,11 @@ bool use_cublas(int64_t B, int64_t S, int64_t K) {
 }
 
 #if LLTM_HAVE_CUBLAS
+unsigned blocks_for(int64_t n) {
+  const int64_t b = (n + 255) / 256;
+  return unsigned(b < 4096 ? b : 4096);
+}
+
 // ---- cuBLAS helpers (column-major) ----
 
 void gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* A, int lda,
@@ -323,17 +354,17 @@ template <typename T>
 void backward(const BackwardArgs& a, int32_t dtype, DeviceState& dev) {
   const BackwardTensors<T> t = backward_tensors<T>(a);
   const int64_t B = a.n.batch, S = a.n.state, F = a.n.features, K = S + F, G = 3 * S;
-  Scratch d_gates(size_t(B * G) * sizeof(T), dev.stream);
-  backward_pointwise<T><<<blocks_for(B * S), 256, 0, dev.stream>>>(t, d_gates.as<T>());
-  LLTM_LAUNCH_CHECK("backward_pointwise");
   if (!use_cublas(B, S, K)) {
     const int k_tiles = int((K + kTile - 1) / kTile);
     const int64_t tiles = ((G + kTile - 1) / kTile + (B + kTile - 1) / kTile) * k_tiles;
-    backward_fused_products<T><<<unsigned(tiles), dim3(kTile, kTile), 0, dev.stream>>>(t, d_gates.as<T>(), k_tiles);
-    LLTM_LAUNCH_CHECK("backward_fused_products");
+    backward_fused<T><<<unsigned(tiles), dim3(kTile, kTile), 0, dev.stream>>>(t, k_tiles);
+    LLTM_LAUNCH_CHECK("backward_fused");
     return;
   }
 #if LLTM_HAVE_CUBLAS
+  Scratch d_gates(size_t(B * G) * sizeof(T), dev.stream);
+  backward_pointwise<T><<<blocks_for(B * G), 256, 0, dev.stream>>>(t, d_gates.as<T>());
+  LLTM_LAUNCH_CHECK("backward_pointwise");
   bias_sum<T><<<blocks_for(G), 256, 0, dev.stream>>>(t, d_gates.as<T>());
   LLTM_LAUNCH_CHECK("bias_sum");
   const T* dG = d_gates.as<T>();
