@@ -160,7 +160,7 @@ __device__ __forceinline__ T cell_gradient(const BackwardTensors<T>& t, int b, i
   return (T(1) - th * th) * t.output_gate[b][s] * t.grad_h[b][s] + t.grad_cell[b][s];
 }
 
-// dG into a contiguous [B, 3S] buffer, and d_old_cell (for the cuBLAS path).
+// dG into a contiguous [B, 3S] buffer, and d_old_cell.
 template <typename T>
 __global__ void backward_pointwise(BackwardTensors<T> t, T* dG) {
   const int G = 3 * t.S;
@@ -172,13 +172,12 @@ __global__ void backward_pointwise(BackwardTensors<T> t, T* dG) {
   }
 }
 
-// The whole backward pass in one launch for small sizes: gate gradients are
-// computed where they are staged, so no intermediate buffer is needed.
-// Blocks [0, w_tiles) compute 16x16 tiles of d_weights = dG^T X (and d_bias
-// and d_old_cell in the first column of tiles); the others tiles of
+// Both products of the backward pass and the bias sum, in one launch for
+// small sizes. Blocks [0, w_tiles) compute 16x16 tiles of d_weights = dG^T X
+// (and d_bias, in the first column of tiles); the others tiles of
 // dX = dG W, written to d_old_h and d_input.
 template <typename T>
-__global__ void __launch_bounds__(kThreads) backward_fused(BackwardTensors<T> t, int k_tiles) {
+__global__ void __launch_bounds__(kThreads) backward_products(BackwardTensors<T> t, const T* dG, int k_tiles) {
   __shared__ T as[kChunk][kTile + 1];
   __shared__ T bs[kChunk][kTile + 1];
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kTile + tx;
@@ -192,14 +191,14 @@ __global__ void __launch_bounds__(kThreads) backward_fused(BackwardTensors<T> t,
   const int rows = weights_tile ? G : t.B, depth = weights_tile ? t.B : G;
   T acc = 0, bias = 0;
   for (int p0 = 0; p0 < depth; p0 += kChunk) {
+    // All of a stage's loads are issued before any is used, so their latencies overlap.
     T av[kPerThread], bv[kPerThread];
 #pragma unroll
     for (int j = 0; j < kPerThread; ++j) {
       const int e = tid + j * kThreads, p = p0 + e / kTile, c = e % kTile, i = i0 + c, k = k0 + c;
-      const bool a_in = p < depth && i < rows, b_in = p < depth && k < K;
       // A(i, p) = dG[p][i] for d_weights, dG[i][p] for dX.
-      av[j] = a_in ? (weights_tile ? gate_gradient(t, p, i) : gate_gradient(t, i, p)) : T(0);
-      bv[j] = b_in ? (weights_tile ? t.X[p][k] : t.weights[p][k]) : T(0);
+      av[j] = p < depth && i < rows ? dG[weights_tile ? int64_t(p) * G + i : int64_t(i) * G + p] : T(0);
+      bv[j] = p < depth && k < K ? (weights_tile ? t.X[p][k] : t.weights[p][k]) : T(0);
     }
 #pragma unroll
     for (int j = 0; j < kPerThread; ++j) {
@@ -220,9 +219,6 @@ __global__ void __launch_bounds__(kThreads) backward_fused(BackwardTensors<T> t,
   if (weights_tile) {
     t.d_weights[i][k] = acc;
     if (k0 == 0 && tx == 0) t.d_bias[i] = bias;
-    // d_old_cell, once per (b, s): by the first column of tiles of gate 0.
-    if (k0 == 0 && i < t.S)
-      for (int b = tx; b < t.B; b += kTile) t.d_old_cell[b][i] = cell_gradient(t, b, i);
   } else if (k < t.S) {
     t.d_old_h[i][k] = acc;
   } else {
@@ -251,12 +247,12 @@ bool use_cublas(int64_t B, int64_t S, int64_t K) {
   return double(B) * 3 * S * K > double(1 << 23);
 }
 
-#if LLTM_HAVE_CUBLAS
 unsigned blocks_for(int64_t n) {
   const int64_t b = (n + 255) / 256;
   return unsigned(b < 4096 ? b : 4096);
 }
 
+#if LLTM_HAVE_CUBLAS
 // ---- cuBLAS helpers (column-major) ----
 
 void gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* A, int lda,
@@ -354,17 +350,17 @@ template <typename T>
 void backward(const BackwardArgs& a, int32_t dtype, DeviceState& dev) {
   const BackwardTensors<T> t = backward_tensors<T>(a);
   const int64_t B = a.n.batch, S = a.n.state, F = a.n.features, K = S + F, G = 3 * S;
-  if (!use_cublas(B, S, K)) {
-    const int k_tiles = int((K + kTile - 1) / kTile);
-    const int64_t tiles = ((G + kTile - 1) / kTile + (B + kTile - 1) / kTile) * k_tiles;
-    backward_fused<T><<<unsigned(tiles), dim3(kTile, kTile), 0, dev.stream>>>(t, k_tiles);
-    LLTM_LAUNCH_CHECK("backward_fused");
-    return;
-  }
-#if LLTM_HAVE_CUBLAS
   Scratch d_gates(size_t(B * G) * sizeof(T), dev.stream);
   backward_pointwise<T><<<blocks_for(B * G), 256, 0, dev.stream>>>(t, d_gates.as<T>());
   LLTM_LAUNCH_CHECK("backward_pointwise");
+  if (!use_cublas(B, S, K)) {
+    const int k_tiles = int((K + kTile - 1) / kTile);
+    const int64_t tiles = ((G + kTile - 1) / kTile + (B + kTile - 1) / kTile) * k_tiles;
+    backward_products<T><<<unsigned(tiles), dim3(kTile, kTile), 0, dev.stream>>>(t, d_gates.as<T>(), k_tiles);
+    LLTM_LAUNCH_CHECK("backward_products");
+    return;
+  }
+#if LLTM_HAVE_CUBLAS
   bias_sum<T><<<blocks_for(G), 256, 0, dev.stream>>>(t, d_gates.as<T>());
   LLTM_LAUNCH_CHECK("bias_sum");
   const T* dG = d_gates.as<T>();
