@@ -66,53 +66,82 @@ __device__ __forceinline__ void write_cell(const ForwardTensors<T>& t, int b, in
   t.new_h[b][s] = tanh_of(cell) * o;
 }
 
-constexpr int kTile = 16;   // output tile: 16 x 16 threads
-constexpr int kChunk = 64;  // reduction elements staged per step (several loads in flight per thread)
-
-constexpr int kThreads = kTile * kTile;
-constexpr int kPerThread = kChunk * kTile / kThreads;  // elements of a [kChunk x kTile] stage per thread
+// Small sizes: one output per group of kLanes threads, which split the
+// reduction and combine it with warp shuffles. Hundreds of blocks spread
+// over the SMs, and each thread's chain of dependent work stays short.
+constexpr int kLanes = 16;
+constexpr int kGroups = 16;  // outputs per block of kLanes * kGroups threads
 
 template <typename T>
-__global__ void __launch_bounds__(kThreads) forward_fused(ForwardTensors<T> t) {
-  __shared__ T xs[kTile][kChunk + 1];
-  __shared__ T ws[3][kTile][kChunk + 1];
-  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kTile + tx;
-  const int s0 = blockIdx.x * kTile, b0 = blockIdx.y * kTile;
+__device__ __forceinline__ T lane_sum(T v) {
+#pragma unroll
+  for (int offset = kLanes / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset, kLanes);
+  return v;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kLanes* kGroups) forward_small(ForwardTensors<T> t) {
+  const int lane = threadIdx.x % kLanes;
+  const int64_t out = int64_t(blockIdx.x) * kGroups + threadIdx.x / kLanes;
+  const bool live = out < int64_t(t.B) * t.S;
+  const int b = live ? int(out / t.S) : 0, s = live ? int(out % t.S) : 0;
   const int K = t.S + t.F;
   T acc0 = 0, acc1 = 0, acc2 = 0;
-  for (int k0 = 0; k0 < K; k0 += kChunk) {
-    // All of a stage's loads are issued before any is used, so their latencies overlap.
-    T xv[kPerThread], wv[3][kPerThread];
-#pragma unroll
-    for (int j = 0; j < kPerThread; ++j) {
-      const int e = tid + j * kThreads, r = e / kChunk, c = e % kChunk, k = k0 + c;
-      const int b = b0 + r, s = s0 + r;
-      xv[j] = (b < t.B && k < K) ? (k < t.S ? t.old_h[b][k] : t.input[b][k - t.S]) : T(0);
-#pragma unroll
-      for (int g = 0; g < 3; ++g) wv[g][j] = (s < t.S && k < K) ? t.weights[g * t.S + s][k] : T(0);
+  if (live) {
+    const auto w0 = t.weights[s], w1 = t.weights[t.S + s], w2 = t.weights[2 * t.S + s];
+    const auto h = t.old_h[b], x = t.input[b];
+    const bool writes_x = s == 0;
+#pragma unroll 4
+    for (int k = lane; k < K; k += kLanes) {
+      const T v = k < t.S ? h[k] : x[k - t.S];
+      if (writes_x) t.X[b][k] = v;
+      acc0 += v * w0[k];
+      acc1 += v * w1[k];
+      acc2 += v * w2[k];
     }
-#pragma unroll
-    for (int j = 0; j < kPerThread; ++j) {
-      const int e = tid + j * kThreads, r = e / kChunk, c = e % kChunk;
-      xs[r][c] = xv[j];
-#pragma unroll
-      for (int g = 0; g < 3; ++g) ws[g][r][c] = wv[g][j];
-      const int b = b0 + r, k = k0 + c;
-      if (blockIdx.x == 0 && b < t.B && k < K) t.X[b][k] = xv[j];
-    }
-    __syncthreads();
-#pragma unroll 8
-    for (int kk = 0; kk < kChunk; ++kk) {
-      const T x = xs[ty][kk];
-      acc0 += x * ws[0][tx][kk];
-      acc1 += x * ws[1][tx][kk];
-      acc2 += x * ws[2][tx][kk];
-    }
-    __syncthreads();
   }
-  const int b = b0 + ty, s = s0 + tx;
-  if (b < t.B && s < t.S)
-    write_cell(t, b, s, acc0 + t.bias[s], acc1 + t.bias[t.S + s], acc2 + t.bias[2 * t.S + s]);
+  acc0 = lane_sum(acc0);
+  acc1 = lane_sum(acc1);
+  acc2 = lane_sum(acc2);
+  if (live && lane == 0) write_cell(t, b, s, acc0 + t.bias[s], acc1 + t.bias[t.S + s], acc2 + t.bias[2 * t.S + s]);
+}
+
+// Both products of the backward pass and the bias sum for small sizes.
+// Outputs [0, G*K) are d_weights (a thread each: the reduction over the batch
+// is short), [G*K, G*K + G) d_bias, the rest dX (kLanes threads each, over 3S).
+template <typename T>
+__global__ void backward_small(BackwardTensors<T> t, const T* dG) {
+  const int G = 3 * t.S, K = t.S + t.F;
+  const int64_t weights = int64_t(G) * K, thread = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (thread < weights + G) {
+    if (thread < weights) {
+      const int n = int(thread / K), k = int(thread % K);
+      T acc = 0;
+      for (int b = 0; b < t.B; ++b) acc += dG[int64_t(b) * G + n] * t.X[b][k];
+      t.d_weights[n][k] = acc;
+    } else {
+      const int n = int(thread - weights);
+      T acc = 0;
+      for (int b = 0; b < t.B; ++b) acc += dG[int64_t(b) * G + n];
+      t.d_bias[n] = acc;
+    }
+    return;
+  }
+  // Whole warps past the d_weights threads, so that the lane groups line up.
+  const int64_t first = (weights + G + 31) / 32 * 32;
+  if (thread < first) return;
+  const int lane = int((thread - first) % kLanes);
+  const int64_t out = (thread - first) / kLanes;
+  const bool live = out < int64_t(t.B) * K;
+  const int b = live ? int(out / K) : 0, k = live ? int(out % K) : 0;
+  T acc = 0;
+  if (live) {
+    const T* row = dG + int64_t(b) * G;
+#pragma unroll 4
+    for (int n = lane; n < G; n += kLanes) acc += row[n] * t.weights[n][k];
+  }
+  acc = lane_sum(acc);
+  if (live && lane == 0) (k < t.S ? t.d_old_h[b][k] : t.d_input[b][k - t.S]) = acc;
 }
 
 // X = cat(old_h, input) into a contiguous buffer (and into the X output when that is another buffer).
@@ -161,69 +190,15 @@ __device__ __forceinline__ T cell_gradient(const BackwardTensors<T>& t, int b, i
 }
 
 // dG into a contiguous [B, 3S] buffer, and d_old_cell.
+// One batch row per grid row (blockIdx.y), so no 64-bit division per element.
 template <typename T>
 __global__ void backward_pointwise(BackwardTensors<T> t, T* dG) {
   const int G = 3 * t.S;
-  const int64_t n = int64_t(t.B) * G;
-  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
-    const int b = int(e / G), g = int(e % G);
-    dG[e] = gate_gradient(t, b, g);
-    if (g < t.S) t.d_old_cell[b][g] = cell_gradient(t, b, g);
-  }
-}
-
-// Both products of the backward pass and the bias sum, in one launch for
-// small sizes. Blocks [0, w_tiles) compute 16x16 tiles of d_weights = dG^T X
-// (and d_bias, in the first column of tiles); the others tiles of
-// dX = dG W, written to d_old_h and d_input.
-template <typename T>
-__global__ void __launch_bounds__(kThreads) backward_products(BackwardTensors<T> t, const T* dG, int k_tiles) {
-  __shared__ T as[kChunk][kTile + 1];
-  __shared__ T bs[kChunk][kTile + 1];
-  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kTile + tx;
-  const int G = 3 * t.S, K = t.S + t.F;
-  const int w_tiles = ((G + kTile - 1) / kTile) * k_tiles;
-  int tile = blockIdx.x;
-  const bool weights_tile = tile < w_tiles;
-  if (!weights_tile) tile -= w_tiles;
-  const int i0 = (tile / k_tiles) * kTile, k0 = (tile % k_tiles) * kTile;
-  // Rows i are n (d_weights) or b (dX); the reduction runs over b or n.
-  const int rows = weights_tile ? G : t.B, depth = weights_tile ? t.B : G;
-  T acc = 0, bias = 0;
-  for (int p0 = 0; p0 < depth; p0 += kChunk) {
-    // All of a stage's loads are issued before any is used, so their latencies overlap.
-    T av[kPerThread], bv[kPerThread];
-#pragma unroll
-    for (int j = 0; j < kPerThread; ++j) {
-      const int e = tid + j * kThreads, p = p0 + e / kTile, c = e % kTile, i = i0 + c, k = k0 + c;
-      // A(i, p) = dG[p][i] for d_weights, dG[i][p] for dX.
-      av[j] = p < depth && i < rows ? dG[weights_tile ? int64_t(p) * G + i : int64_t(i) * G + p] : T(0);
-      bv[j] = p < depth && k < K ? (weights_tile ? t.X[p][k] : t.weights[p][k]) : T(0);
+  for (int b = blockIdx.y; b < t.B; b += gridDim.y)
+    for (int g = blockIdx.x * blockDim.x + threadIdx.x; g < G; g += gridDim.x * blockDim.x) {
+      dG[int64_t(b) * G + g] = gate_gradient(t, b, g);
+      if (g < t.S) t.d_old_cell[b][g] = cell_gradient(t, b, g);
     }
-#pragma unroll
-    for (int j = 0; j < kPerThread; ++j) {
-      const int e = tid + j * kThreads;
-      as[e / kTile][e % kTile] = av[j];
-      bs[e / kTile][e % kTile] = bv[j];
-    }
-    __syncthreads();
-#pragma unroll 8
-    for (int p = 0; p < kChunk; ++p) {
-      acc += as[p][ty] * bs[p][tx];
-      bias += as[p][ty];
-    }
-    __syncthreads();
-  }
-  const int i = i0 + ty, k = k0 + tx;
-  if (i >= rows || k >= K) return;
-  if (weights_tile) {
-    t.d_weights[i][k] = acc;
-    if (k0 == 0 && tx == 0) t.d_bias[i] = bias;
-  } else if (k < t.S) {
-    t.d_old_h[i][k] = acc;
-  } else {
-    t.d_input[i][k - t.S] = acc;
-  }
 }
 
 // d_bias[n] = sum over b of dG[b][n].
@@ -322,9 +297,9 @@ void forward(const ForwardArgs& a, int32_t dtype, DeviceState& dev) {
   const ForwardTensors<T> t = forward_tensors<T>(a);
   const int64_t B = a.n.batch, S = a.n.state, K = S + a.n.features;
   if (!use_cublas(B, S, K)) {
-    const dim3 grid(unsigned((S + kTile - 1) / kTile), unsigned((B + kTile - 1) / kTile));
-    forward_fused<T><<<grid, dim3(kTile, kTile), 0, dev.stream>>>(t);
-    LLTM_LAUNCH_CHECK("forward_fused");
+    const int64_t blocks = (B * S + kGroups - 1) / kGroups;
+    forward_small<T><<<unsigned(blocks), kLanes * kGroups, 0, dev.stream>>>(t);
+    LLTM_LAUNCH_CHECK("forward_small");
     return;
   }
 #if LLTM_HAVE_CUBLAS
@@ -351,13 +326,13 @@ void backward(const BackwardArgs& a, int32_t dtype, DeviceState& dev) {
   const BackwardTensors<T> t = backward_tensors<T>(a);
   const int64_t B = a.n.batch, S = a.n.state, F = a.n.features, K = S + F, G = 3 * S;
   Scratch d_gates(size_t(B * G) * sizeof(T), dev.stream);
-  backward_pointwise<T><<<blocks_for(B * G), 256, 0, dev.stream>>>(t, d_gates.as<T>());
+  const dim3 pointwise_grid(blocks_for(G), unsigned(B < 65535 ? B : 65535));
+  backward_pointwise<T><<<pointwise_grid, 256, 0, dev.stream>>>(t, d_gates.as<T>());
   LLTM_LAUNCH_CHECK("backward_pointwise");
   if (!use_cublas(B, S, K)) {
-    const int k_tiles = int((K + kTile - 1) / kTile);
-    const int64_t tiles = ((G + kTile - 1) / kTile + (B + kTile - 1) / kTile) * k_tiles;
-    backward_products<T><<<unsigned(tiles), dim3(kTile, kTile), 0, dev.stream>>>(t, d_gates.as<T>(), k_tiles);
-    LLTM_LAUNCH_CHECK("backward_products");
+    const int64_t threads = (G * K + G + 31) / 32 * 32 + B * K * kLanes;
+    backward_small<T><<<unsigned((threads + 255) / 256), 256, 0, dev.stream>>>(t, d_gates.as<T>());
+    LLTM_LAUNCH_CHECK("backward_small");
     return;
   }
 #if LLTM_HAVE_CUBLAS
