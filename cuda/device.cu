@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "device.h"
+#include "memory_cuda.h"
 
 namespace lltm::cuda {
 
@@ -51,10 +52,14 @@ DeviceState& state(int device) {
   return *s;
 }
 
-Scratch::Scratch(size_t bytes, cudaStream_t stream) : stream_(stream) {
-  LLTM_CUDA_CHECK(cudaMallocAsync(&data_, bytes == 0 ? 1 : bytes, stream));
+Scratch::Scratch(size_t bytes) {
+  if (bytes == 0) return;
+  LLTM_CUDA_CHECK(cudaGetDevice(&device_));
+  data_ = alloc(bytes, device_);
 }
 
-Scratch::~Scratch() { cudaFreeAsync(data_, stream_); }
+Scratch::~Scratch() {
+  if (data_ != nullptr) guard([&] { free(data_, device_); });
+}
 
 }  // namespace lltm::cuda

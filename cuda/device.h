@@ -35,11 +35,12 @@ DeviceState& state(int device);
 
 int device_count();
 
-// Stream-ordered scratch memory from the device's pool, freed on the stream
-// when the scope ends.
+// Scratch memory on the current device from the block cache (see
+// memory_cuda.cu), returned to it when the scope ends; stream order makes
+// reuse by later work on the device's stream safe.
 class Scratch {
  public:
-  Scratch(size_t bytes, cudaStream_t stream);
+  explicit Scratch(size_t bytes);
   ~Scratch();
   Scratch(const Scratch&) = delete;
   Scratch& operator=(const Scratch&) = delete;
@@ -50,7 +51,7 @@ class Scratch {
 
  private:
   void* data_ = nullptr;
-  cudaStream_t stream_;
+  int device_ = 0;
 };
 
 }  // namespace lltm::cuda

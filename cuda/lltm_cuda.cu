@@ -256,9 +256,9 @@ bool row_major(const lltm_tensor& t) { return t.strides[1] == 1 && t.strides[0] 
 bool column_major(const lltm_tensor& t) { return t.strides[0] == 1 && t.strides[1] >= t.sizes[0]; }
 
 // Scratch for blas_matrix: empty when the tensor can be used in place.
-Scratch blas_scratch(const lltm_tensor& t, int32_t dtype, cudaStream_t stream) {
+Scratch blas_scratch(const lltm_tensor& t, int32_t dtype) {
   const bool in_place = row_major(t) || column_major(t);
-  return Scratch(in_place ? 0 : size_t(numel(t) * element_size(dtype)), stream);
+  return Scratch(in_place ? 0 : size_t(numel(t) * element_size(dtype)));
 }
 
 template <typename T>
@@ -306,13 +306,13 @@ void forward(const ForwardArgs& a, int32_t dtype, DeviceState& dev) {
   const int64_t G = 3 * S;
   // X: the output itself when cuBLAS can read it, else a contiguous copy beside it.
   const bool x_direct = is_contiguous(*a.X);
-  Scratch x_scratch(x_direct ? 0 : size_t(B * K) * sizeof(T), dev.stream);
+  Scratch x_scratch(x_direct ? 0 : size_t(B * K) * sizeof(T));
   T* Xc = x_direct ? static_cast<T*>(a.X->data) : x_scratch.as<T>();
   cat_kernel<T><<<blocks_for(B * K), 256, 0, dev.stream>>>(t, Xc, !x_direct);
   LLTM_LAUNCH_CHECK("cat_kernel");
-  const Scratch w_scratch = blas_scratch(*a.weights, dtype, dev.stream);
+  const Scratch w_scratch = blas_scratch(*a.weights, dtype);
   const BlasMatrix<T> W = blas_matrix<T>(*a.weights, w_scratch, dtype, dev.stream);
-  Scratch g_scratch(size_t(B * G) * sizeof(T), dev.stream);
+  Scratch g_scratch(size_t(B * G) * sizeof(T));
   // Row-major G [B, 3S] is column-major G^T [3S, B] = W [3S, K] . X^T [K, B].
   gemm(dev.blas, W.transposed ? CUBLAS_OP_N : CUBLAS_OP_T, CUBLAS_OP_N, int(G), int(B), int(K), W.data, W.ld, Xc,
        int(K), g_scratch.as<T>(), int(G));
@@ -325,7 +325,7 @@ template <typename T>
 void backward(const BackwardArgs& a, int32_t dtype, DeviceState& dev) {
   const BackwardTensors<T> t = backward_tensors<T>(a);
   const int64_t B = a.n.batch, S = a.n.state, F = a.n.features, K = S + F, G = 3 * S;
-  Scratch d_gates(size_t(B * G) * sizeof(T), dev.stream);
+  Scratch d_gates(size_t(B * G) * sizeof(T));
   const dim3 pointwise_grid(blocks_for(G), unsigned(B < 65535 ? B : 65535));
   backward_pointwise<T><<<pointwise_grid, 256, 0, dev.stream>>>(t, d_gates.as<T>());
   LLTM_LAUNCH_CHECK("backward_pointwise");
@@ -339,9 +339,9 @@ void backward(const BackwardArgs& a, int32_t dtype, DeviceState& dev) {
   bias_sum<T><<<blocks_for(G), 256, 0, dev.stream>>>(t, d_gates.as<T>());
   LLTM_LAUNCH_CHECK("bias_sum");
   const T* dG = d_gates.as<T>();
-  const Scratch x_scratch = blas_scratch(*a.X, dtype, dev.stream);
+  const Scratch x_scratch = blas_scratch(*a.X, dtype);
   const BlasMatrix<T> X = blas_matrix<T>(*a.X, x_scratch, dtype, dev.stream);
-  const Scratch w_scratch = blas_scratch(*a.weights, dtype, dev.stream);
+  const Scratch w_scratch = blas_scratch(*a.weights, dtype);
   const BlasMatrix<T> W = blas_matrix<T>(*a.weights, w_scratch, dtype, dev.stream);
 
   // Results land in the outputs when they are row-major, else in scratch and then a strided copy.
@@ -350,7 +350,7 @@ void backward(const BackwardArgs& a, int32_t dtype, DeviceState& dev) {
       compute(static_cast<T*>(out.data), int(out.strides[0]));
       return;
     }
-    Scratch staged(size_t(out.sizes[0] * out.sizes[1]) * sizeof(T), dev.stream);
+    Scratch staged(size_t(out.sizes[0] * out.sizes[1]) * sizeof(T));
     compute(staged.as<T>(), int(out.sizes[1]));
     strided_copy(out, contiguous_like(out, staged.as<void>()), dtype, dev.stream);
   };

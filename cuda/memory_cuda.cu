@@ -108,10 +108,10 @@ void copy(const lltm_tensor& dst, bool dst_on_device, int dst_device, const lltm
     }
     DeviceGuard guard(dst_device);
     dst_stream = state(dst_device).stream;
-    Scratch staged(bytes, dst_stream);
+    Scratch staged(bytes);
     {
       DeviceGuard on_src(src_device);
-      Scratch gathered(bytes, src_stream);
+      Scratch gathered(bytes);
       strided_copy(contiguous_like(src, gathered.as<void>()), src, dtype, src_stream);
       LLTM_CUDA_CHECK(cudaStreamSynchronize(src_stream));
       LLTM_CUDA_CHECK(cudaStreamSynchronize(dst_stream));
@@ -128,14 +128,14 @@ void copy(const lltm_tensor& dst, bool dst_on_device, int dst_device, const lltm
     if (is_contiguous(dst)) {
       LLTM_CUDA_CHECK(cudaMemcpyAsync(dst.data, src.data, bytes, cudaMemcpyHostToDevice, stream));
     } else {
-      Scratch staged(bytes, stream);
+      Scratch staged(bytes);
       LLTM_CUDA_CHECK(cudaMemcpyAsync(staged.as<void>(), src.data, bytes, cudaMemcpyHostToDevice, stream));
       strided_copy(dst, contiguous_like(dst, staged.as<void>()), dtype, stream);
     }
   } else if (is_contiguous(src)) {
     LLTM_CUDA_CHECK(cudaMemcpyAsync(dst.data, src.data, bytes, cudaMemcpyDeviceToHost, stream));
   } else {
-    Scratch staged(bytes, stream);
+    Scratch staged(bytes);
     strided_copy(contiguous_like(src, staged.as<void>()), src, dtype, stream);
     LLTM_CUDA_CHECK(cudaMemcpyAsync(dst.data, staged.as<void>(), bytes, cudaMemcpyDeviceToHost, stream));
   }
