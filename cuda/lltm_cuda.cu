@@ -90,14 +90,18 @@ __global__ void __launch_bounds__(kLanes* kGroups) forward_small(ForwardTensors<
   if (live) {
     const auto w0 = t.weights[s], w1 = t.weights[t.S + s], w2 = t.weights[2 * t.S + s];
     const auto h = t.old_h[b], x = t.input[b];
-    const bool writes_x = s == 0;
-#pragma unroll 4
+    // No stores in this loop: the compiler may then issue the loads of
+    // several iterations together instead of waiting out each one.
+#pragma unroll 8
     for (int k = lane; k < K; k += kLanes) {
       const T v = k < t.S ? h[k] : x[k - t.S];
-      if (writes_x) t.X[b][k] = v;
       acc0 += v * w0[k];
       acc1 += v * w1[k];
       acc2 += v * w2[k];
+    }
+    if (s == 0) {
+      const auto X = t.X[b];
+      for (int k = lane; k < K; k += kLanes) X[k] = k < t.S ? h[k] : x[k - t.S];
     }
   }
   acc0 = lane_sum(acc0);
@@ -117,6 +121,7 @@ __global__ void backward_small(BackwardTensors<T> t, const T* dG) {
     if (thread < weights) {
       const int n = int(thread / K), k = int(thread % K);
       T acc = 0;
+#pragma unroll 8
       for (int b = 0; b < t.B; ++b) acc += dG[int64_t(b) * G + n] * t.X[b][k];
       t.d_weights[n][k] = acc;
     } else {
@@ -137,7 +142,7 @@ __global__ void backward_small(BackwardTensors<T> t, const T* dG) {
   T acc = 0;
   if (live) {
     const T* row = dG + int64_t(b) * G;
-#pragma unroll 4
+#pragma unroll 8
     for (int n = lane; n < G; n += kLanes) acc += row[n] * t.weights[n][k];
   }
   acc = lane_sum(acc);
