@@ -147,13 +147,7 @@ LLTM_API int32_t lltm_copy(const lltm_tensor* dst, int32_t dst_kind, int32_t dst
     }
     std::unique_ptr<void, void (*)(void*)> buffer(cpu::alloc(uint64_t(numel(*host) * element_size(dtype))),
                                                   cpu::free);
-    lltm_tensor staged = *host;
-    staged.data = buffer.get();
-    int64_t stride = 1;
-    for (int64_t d = staged.ndim - 1; d >= 0; --d) {
-      staged.strides[d] = stride;
-      stride *= staged.sizes[d];
-    }
+    const lltm_tensor staged = contiguous_like(*host, buffer.get());
     if (host_src) {
       cpu::copy(staged, *src, dtype);
       check(backend, backend->copy(dst, 1, dst_index, &staged, 0, src_index, dtype));

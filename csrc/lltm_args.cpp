@@ -107,6 +107,17 @@ bool is_contiguous(const lltm_tensor& t) {
   return true;
 }
 
+lltm_tensor contiguous_like(const lltm_tensor& like, void* data) {
+  lltm_tensor t = like;
+  t.data = data;
+  int64_t stride = 1;
+  for (int64_t d = like.ndim - 1; d >= 0; --d) {
+    t.strides[d] = stride;
+    stride *= like.sizes[d];
+  }
+  return t;
+}
+
 Sizes validate(const ForwardArgs& a) {
   const char* fn = "lltm_forward";
   const std::pair<const lltm_tensor*, const char*> inputs[] = {

@@ -40,5 +40,7 @@ int64_t element_size(int32_t dtype);
 // Number of elements; the tensor must have passed check_tensor.
 int64_t numel(const lltm_tensor& t);
 bool is_contiguous(const lltm_tensor& t);
+// A row-major contiguous descriptor of `data` with the sizes of `like`.
+lltm_tensor contiguous_like(const lltm_tensor& like, void* data);
 
 }  // namespace lltm

@@ -70,15 +70,4 @@ void strided_fill(const lltm_tensor& dst, double value, int32_t dtype, cudaStrea
   LLTM_LAUNCH_CHECK("fill_kernel");
 }
 
-lltm_tensor contiguous_like(const lltm_tensor& like, void* data) {
-  lltm_tensor t = like;
-  t.data = data;
-  int64_t stride = 1;
-  for (int64_t d = like.ndim - 1; d >= 0; --d) {
-    t.strides[d] = stride;
-    stride *= like.sizes[d];
-  }
-  return t;
-}
-
 }  // namespace lltm::cuda

@@ -3,15 +3,12 @@
 
 #include <cuda_runtime.h>
 
-#include "lltm.h"
+#include "lltm_args.h"
 
 namespace lltm::cuda {
 
 // dst and src have equal sizes and live on the current device.
 void strided_copy(const lltm_tensor& dst, const lltm_tensor& src, int32_t dtype, cudaStream_t stream);
 void strided_fill(const lltm_tensor& dst, double value, int32_t dtype, cudaStream_t stream);
-
-// A contiguous descriptor of `data` with the sizes of `like`.
-lltm_tensor contiguous_like(const lltm_tensor& like, void* data);
 
 }  // namespace lltm::cuda

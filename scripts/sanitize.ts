@@ -7,7 +7,8 @@ import { cuda, lltmBackward, lltmForward, Tensor } from "../ts/index.ts";
 for (const dtype of ["float32", "float64"] as const) {
   for (const [B, F, S] of [[1, 1, 1], [3, 5, 7], [17, 33, 65]] as const) {
     const o = { dtype, device: "cuda" as const };
-    using x = Tensor.randn([F, B], { ...o, seed: 1 }).transpose();
+    using xt = Tensor.randn([F, B], { ...o, seed: 1 });
+    using x = xt.transpose();
     using w = Tensor.randn([3 * S, S + F], { ...o, seed: 2 });
     using b = Tensor.randn([3 * S], { ...o, seed: 3 });
     using h = Tensor.randn([B, S], { ...o, seed: 4 });

@@ -19,7 +19,8 @@ test("tensors go to the GPU and back unchanged, strided views included", () => {
     using narrowed = dev.narrow(1, 2, 3);
     using hostNarrowed = host.narrow(1, 2, 3);
     assertEquals(narrowed.toArray(), hostNarrowed.toArray());
-    using into = Tensor.zeros([7, 5], { dtype }).transpose();
+    using intoBase = Tensor.zeros([7, 5], { dtype });
+    using into = intoBase.transpose();
     into.copyFrom(dev);
     assertEquals(into.toArray(), host.toArray());
   }
