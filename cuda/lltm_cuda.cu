@@ -5,6 +5,9 @@
 //  - cuBLAS: for large sizes, the products go to cuBLAS (SGEMM/DGEMM, no
 //    reduced precision) and fused kernels do the rest.
 // All math runs in the kernel's own type: double stays double throughout.
+#include <cooperative_groups.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -66,87 +69,124 @@ __device__ __forceinline__ void write_cell(const ForwardTensors<T>& t, int b, in
   t.new_h[b][s] = tanh_of(cell) * o;
 }
 
-// Small sizes: one output per group of kLanes threads, which split the
-// reduction and combine it with warp shuffles. Hundreds of blocks spread
-// over the SMs, and each thread's chain of dependent work stays short.
-constexpr int kLanes = 16;
-constexpr int kGroups = 16;  // outputs per block of kLanes * kGroups threads
+// Small sizes: a warp per output, its lanes splitting the reduction and
+// combining it with shuffles, so that hundreds of blocks spread over the SMs
+// and each thread's chain of dependent work stays short.
+constexpr int kWarp = 32;
+constexpr int kWarpsPerBlock = 8;
 
 template <typename T>
-__device__ __forceinline__ T lane_sum(T v) {
+__device__ __forceinline__ T warp_sum(T v) {
 #pragma unroll
-  for (int offset = kLanes / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset, kLanes);
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
   return v;
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kLanes* kGroups) forward_small(ForwardTensors<T> t) {
-  const int lane = threadIdx.x % kLanes;
-  const int64_t out = int64_t(blockIdx.x) * kGroups + threadIdx.x / kLanes;
-  const bool live = out < int64_t(t.B) * t.S;
-  const int b = live ? int(out / t.S) : 0, s = live ? int(out % t.S) : 0;
-  const int K = t.S + t.F;
+__global__ void __launch_bounds__(kWarp* kWarpsPerBlock) forward_small(ForwardTensors<T> t) {
+  const int lane = threadIdx.x % kWarp;
+  const int64_t out = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarp;
+  if (out >= int64_t(t.B) * t.S) return;  // the whole warp leaves together
+  const int b = int(out / t.S), s = int(out % t.S), K = t.S + t.F;
+  const auto w0 = t.weights[s], w1 = t.weights[t.S + s], w2 = t.weights[2 * t.S + s];
+  const auto h = t.old_h[b], x = t.input[b];
   T acc0 = 0, acc1 = 0, acc2 = 0;
-  if (live) {
-    const auto w0 = t.weights[s], w1 = t.weights[t.S + s], w2 = t.weights[2 * t.S + s];
-    const auto h = t.old_h[b], x = t.input[b];
-    // No stores in this loop: the compiler may then issue the loads of
-    // several iterations together instead of waiting out each one.
-#pragma unroll 8
-    for (int k = lane; k < K; k += kLanes) {
-      const T v = k < t.S ? h[k] : x[k - t.S];
-      acc0 += v * w0[k];
-      acc1 += v * w1[k];
-      acc2 += v * w2[k];
-    }
-    if (s == 0) {
-      const auto X = t.X[b];
-      for (int k = lane; k < K; k += kLanes) X[k] = k < t.S ? h[k] : x[k - t.S];
-    }
+  // No stores in this loop: the loads of several iterations are then issued together.
+#pragma unroll 4
+  for (int k = lane; k < K; k += kWarp) {
+    const T v = k < t.S ? h[k] : x[k - t.S];
+    acc0 += v * w0[k];
+    acc1 += v * w1[k];
+    acc2 += v * w2[k];
   }
-  acc0 = lane_sum(acc0);
-  acc1 = lane_sum(acc1);
-  acc2 = lane_sum(acc2);
-  if (live && lane == 0) write_cell(t, b, s, acc0 + t.bias[s], acc1 + t.bias[t.S + s], acc2 + t.bias[2 * t.S + s]);
+  acc0 = warp_sum(acc0);
+  acc1 = warp_sum(acc1);
+  acc2 = warp_sum(acc2);
+  // Lanes 0, 1 and 2 finish one gate each, in parallel.
+  const int gate = lane < 3 ? lane : 2;
+  const T g = (gate == 0 ? acc0 : gate == 1 ? acc1 : acc2) + t.bias[gate * t.S + s];
+  const T activated = gate < 2 ? sigmoid(g) : (g > T(0) ? g : expm1_of(g));
+  if (lane < 3) {
+    t.gates[b][gate * t.S + s] = g;
+    (gate == 0 ? t.input_gate : gate == 1 ? t.output_gate : t.candidate_cell)[b][s] = activated;
+  }
+  const T i = __shfl_sync(0xffffffffu, activated, 0), o = __shfl_sync(0xffffffffu, activated, 1),
+          z = __shfl_sync(0xffffffffu, activated, 2);
+  if (lane == 0) {
+    const T cell = t.old_cell[b][s] + z * i;
+    t.new_cell[b][s] = cell;
+    t.new_h[b][s] = tanh_of(cell) * o;
+  }
+  if (s == 0)
+    for (int k = lane; k < K; k += kWarp) t.X[b][k] = k < t.S ? h[k] : x[k - t.S];
 }
 
-// Both products of the backward pass and the bias sum for small sizes.
-// Outputs [0, G*K) are d_weights (a thread each: the reduction over the batch
-// is short), [G*K, G*K + G) d_bias, the rest dX (kLanes threads each, over 3S).
+// Gradient of the loss with respect to gate n (before its activation) of batch row b.
 template <typename T>
-__global__ void backward_small(BackwardTensors<T> t, const T* dG) {
+__device__ __forceinline__ T gate_gradient(const BackwardTensors<T>& t, int b, int n) {
+  const int gate = n / t.S, s = n % t.S;
+  const T grad_h = t.grad_h[b][s], o = t.output_gate[b][s];
+  const T th = tanh_of(t.new_cell[b][s]);
+  if (gate == 1) return th * grad_h * o * (T(1) - o);
+  const T i = t.input_gate[b][s];
+  const T d_cell = (T(1) - th * th) * o * grad_h + t.grad_cell[b][s];
+  if (gate == 0) return t.candidate_cell[b][s] * d_cell * i * (T(1) - i);
+  const T g2 = t.gates[b][2 * t.S + s];
+  return i * d_cell * (g2 > T(0) ? T(1) : exp_of(g2));
+}
+
+template <typename T>
+__device__ __forceinline__ T cell_gradient(const BackwardTensors<T>& t, int b, int s) {
+  const T th = tanh_of(t.new_cell[b][s]);
+  return (T(1) - th * th) * t.output_gate[b][s] * t.grad_h[b][s] + t.grad_cell[b][s];
+}
+
+// The backward pass for small sizes, in one cooperative launch: first every
+// gate gradient into dG (and d_old_cell), then, after a grid-wide barrier,
+// d_weights and d_bias (a thread per element, over the batch) and dX (a
+// warp per element, its lanes over the 3S gates). Without cooperative
+// launch the same kernel runs twice, one phase each (`phases` 1, then 2).
+template <typename T>
+__global__ void __launch_bounds__(kWarp* kWarpsPerBlock) backward_small(BackwardTensors<T> t, T* dG, int phases) {
   const int G = 3 * t.S, K = t.S + t.F;
-  const int64_t weights = int64_t(G) * K, thread = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (thread < weights + G) {
-    if (thread < weights) {
-      const int n = int(thread / K), k = int(thread % K);
+  const int64_t thread = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, threads = int64_t(gridDim.x) * blockDim.x;
+  if (phases & 1) {
+    for (int64_t e = thread; e < int64_t(t.B) * G; e += threads) {
+      const int b = int(e / G), n = int(e % G);
+      dG[e] = gate_gradient(t, b, n);
+      if (n < t.S) t.d_old_cell[b][n] = cell_gradient(t, b, n);
+    }
+  }
+  if (phases == 3) {
+    __threadfence();
+    cooperative_groups::this_grid().sync();
+  }
+  if (!(phases & 2)) return;
+  for (int64_t e = thread; e < int64_t(G) * K + G; e += threads) {
+    if (e < int64_t(G) * K) {
+      const int n = int(e / K), k = int(e % K);
       T acc = 0;
 #pragma unroll 8
       for (int b = 0; b < t.B; ++b) acc += dG[int64_t(b) * G + n] * t.X[b][k];
       t.d_weights[n][k] = acc;
     } else {
-      const int n = int(thread - weights);
+      const int n = int(e - int64_t(G) * K);
       T acc = 0;
+#pragma unroll 8
       for (int b = 0; b < t.B; ++b) acc += dG[int64_t(b) * G + n];
       t.d_bias[n] = acc;
     }
-    return;
   }
-  // Whole warps past the d_weights threads, so that the lane groups line up.
-  const int64_t first = (weights + G + 31) / 32 * 32;
-  if (thread < first) return;
-  const int lane = int((thread - first) % kLanes);
-  const int64_t out = (thread - first) / kLanes;
-  const bool live = out < int64_t(t.B) * K;
-  const int b = live ? int(out / K) : 0, k = live ? int(out % K) : 0;
-  T acc = 0;
-  if (live) {
+  const int lane = int(thread % kWarp);
+  for (int64_t out = thread / kWarp; out < int64_t(t.B) * K; out += threads / kWarp) {
+    const int b = int(out / K), k = int(out % K);
     const T* row = dG + int64_t(b) * G;
-#pragma unroll 8
-    for (int n = lane; n < G; n += kLanes) acc += row[n] * t.weights[n][k];
+    T acc = 0;
+#pragma unroll 4
+    for (int n = lane; n < G; n += kWarp) acc += row[n] * t.weights[n][k];
+    acc = warp_sum(acc);
+    if (lane == 0) (k < t.S ? t.d_old_h[b][k] : t.d_input[b][k - t.S]) = acc;
   }
-  acc = lane_sum(acc);
-  if (live && lane == 0) (k < t.S ? t.d_old_h[b][k] : t.d_input[b][k - t.S]) = acc;
 }
 
 // X = cat(old_h, input) into a contiguous buffer (and into the X output when that is another buffer).
@@ -172,26 +212,6 @@ __global__ void forward_pointwise(ForwardTensors<T> t, const T* Gc) {
     const T* g = Gc + int64_t(b) * G;
     write_cell(t, b, s, g[s] + t.bias[s], g[t.S + s] + t.bias[t.S + s], g[2 * t.S + s] + t.bias[2 * t.S + s]);
   }
-}
-
-// Gradient of the loss with respect to gate n (before its activation) of batch row b.
-template <typename T>
-__device__ __forceinline__ T gate_gradient(const BackwardTensors<T>& t, int b, int n) {
-  const int gate = n / t.S, s = n % t.S;
-  const T grad_h = t.grad_h[b][s], o = t.output_gate[b][s];
-  const T th = tanh_of(t.new_cell[b][s]);
-  if (gate == 1) return th * grad_h * o * (T(1) - o);
-  const T i = t.input_gate[b][s];
-  const T d_cell = (T(1) - th * th) * o * grad_h + t.grad_cell[b][s];
-  if (gate == 0) return t.candidate_cell[b][s] * d_cell * i * (T(1) - i);
-  const T g2 = t.gates[b][2 * t.S + s];
-  return i * d_cell * (g2 > T(0) ? T(1) : exp_of(g2));
-}
-
-template <typename T>
-__device__ __forceinline__ T cell_gradient(const BackwardTensors<T>& t, int b, int s) {
-  const T th = tanh_of(t.new_cell[b][s]);
-  return (T(1) - th * th) * t.output_gate[b][s] * t.grad_h[b][s] + t.grad_cell[b][s];
 }
 
 // dG into a contiguous [B, 3S] buffer, and d_old_cell.
@@ -230,6 +250,35 @@ bool use_cublas(int64_t B, int64_t S, int64_t K) {
 unsigned blocks_for(int64_t n) {
   const int64_t b = (n + 255) / 256;
   return unsigned(b < 4096 ? b : 4096);
+}
+
+// One cooperative launch when the device supports it and the grid fits at
+// once; otherwise two launches of the same kernel, one phase each.
+template <typename T>
+void backward_small_launch(const BackwardTensors<T>& t, T* dG, int64_t pointwise_work, int64_t product_threads,
+                           DeviceState& dev) {
+  constexpr int threads = kWarp * kWarpsPerBlock;
+  int device = 0, cooperative = 0, sms = 0, per_sm = 0;
+  LLTM_CUDA_CHECK(cudaGetDevice(&device));
+  LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+  LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  LLTM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, backward_small<T>, threads, 0));
+  const int64_t wanted = (std::max(pointwise_work, product_threads) + threads - 1) / threads;
+  const int64_t resident = int64_t(sms) * per_sm;
+  if (cooperative && resident > 0) {
+    BackwardTensors<T> args = t;
+    int phases = 3;
+    void* params[] = {&args, &dG, &phases};
+    const unsigned blocks = unsigned(std::min(wanted, resident));
+    LLTM_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(backward_small<T>), dim3(blocks),
+                                                dim3(threads), params, 0, dev.stream));
+    return;
+  }
+  backward_small<T><<<blocks_for(pointwise_work), threads, 0, dev.stream>>>(t, dG, 1);
+  LLTM_LAUNCH_CHECK("backward_small (gate gradients)");
+  backward_small<T><<<unsigned(std::min<int64_t>((product_threads + threads - 1) / threads, 65535)), threads, 0,
+                      dev.stream>>>(t, dG, 2);
+  LLTM_LAUNCH_CHECK("backward_small (products)");
 }
 
 #if LLTM_HAVE_CUBLAS
@@ -302,8 +351,8 @@ void forward(const ForwardArgs& a, int32_t dtype, DeviceState& dev) {
   const ForwardTensors<T> t = forward_tensors<T>(a);
   const int64_t B = a.n.batch, S = a.n.state, K = S + a.n.features;
   if (!use_cublas(B, S, K)) {
-    const int64_t blocks = (B * S + kGroups - 1) / kGroups;
-    forward_small<T><<<unsigned(blocks), kLanes * kGroups, 0, dev.stream>>>(t);
+    const int64_t blocks = (B * S + kWarpsPerBlock - 1) / kWarpsPerBlock;
+    forward_small<T><<<unsigned(blocks), kWarp * kWarpsPerBlock, 0, dev.stream>>>(t);
     LLTM_LAUNCH_CHECK("forward_small");
     return;
   }
@@ -331,15 +380,13 @@ void backward(const BackwardArgs& a, int32_t dtype, DeviceState& dev) {
   const BackwardTensors<T> t = backward_tensors<T>(a);
   const int64_t B = a.n.batch, S = a.n.state, F = a.n.features, K = S + F, G = 3 * S;
   Scratch d_gates(size_t(B * G) * sizeof(T));
+  if (!use_cublas(B, S, K)) {
+    backward_small_launch(t, d_gates.as<T>(), B * G, G * K + G + B * K * kWarp, dev);
+    return;
+  }
   const dim3 pointwise_grid(blocks_for(G), unsigned(B < 65535 ? B : 65535));
   backward_pointwise<T><<<pointwise_grid, 256, 0, dev.stream>>>(t, d_gates.as<T>());
   LLTM_LAUNCH_CHECK("backward_pointwise");
-  if (!use_cublas(B, S, K)) {
-    const int64_t threads = (G * K + G + 31) / 32 * 32 + B * K * kLanes;
-    backward_small<T><<<unsigned((threads + 255) / 256), 256, 0, dev.stream>>>(t, d_gates.as<T>());
-    LLTM_LAUNCH_CHECK("backward_small");
-    return;
-  }
 #if LLTM_HAVE_CUBLAS
   bias_sum<T><<<blocks_for(G), 256, 0, dev.stream>>>(t, d_gates.as<T>());
   LLTM_LAUNCH_CHECK("bias_sum");
