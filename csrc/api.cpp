@@ -171,6 +171,50 @@ LLTM_API int32_t lltm_fill(const lltm_tensor* dst, double value, int32_t dtype, 
   });
 }
 
+LLTM_API int32_t lltm_axpy(const lltm_tensor* y, double alpha, const lltm_tensor* x, int32_t dtype,
+                           int32_t device_kind, int32_t device_index) {
+  return guard([&] {
+    check_dtype(dtype, "lltm_axpy");
+    check_tensor(y, "lltm_axpy", "y", true);
+    check_tensor(x, "lltm_axpy", "x", false);
+    check_same_sizes(y, "lltm_axpy: 'y'", x, "'x'");
+    const DeviceBackend* backend = device_for(device_kind, device_index, "lltm_axpy");
+    if (backend == nullptr)
+      cpu::axpy(*y, alpha, *x, dtype);
+    else
+      check(backend, backend->axpy(y, alpha, x, dtype, device_index));
+  });
+}
+
+LLTM_API int32_t lltm_sgd_step(const lltm_tensor* param, const lltm_tensor* grad, const lltm_tensor* momentum_buffer,
+                               double lr, double momentum, int32_t dtype, int32_t device_kind, int32_t device_index) {
+  return guard([&] {
+    check_dtype(dtype, "lltm_sgd_step");
+    const SgdArgs args{param, grad, momentum_buffer, lr, momentum};
+    validate(args);
+    const DeviceBackend* backend = device_for(device_kind, device_index, "lltm_sgd_step");
+    if (backend == nullptr)
+      cpu::sgd_step(args, dtype);
+    else
+      check(backend, backend->sgd_step(&args, dtype, device_index));
+  });
+}
+
+LLTM_API int32_t lltm_adam_step(const lltm_tensor* param, const lltm_tensor* grad, const lltm_tensor* exp_avg,
+                                const lltm_tensor* exp_avg_sq, double lr, double beta1, double beta2, double eps,
+                                int64_t step, int32_t dtype, int32_t device_kind, int32_t device_index) {
+  return guard([&] {
+    check_dtype(dtype, "lltm_adam_step");
+    const AdamArgs args{param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, eps, step};
+    validate(args);
+    const DeviceBackend* backend = device_for(device_kind, device_index, "lltm_adam_step");
+    if (backend == nullptr)
+      cpu::adam_step(args, dtype);
+    else
+      check(backend, backend->adam_step(&args, dtype, device_index));
+  });
+}
+
 LLTM_API int32_t lltm_read(void* host_dst, const void* src, uint64_t bytes, int32_t device_kind,
                            int32_t device_index) {
   return guard([&] {

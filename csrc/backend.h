@@ -24,6 +24,9 @@ struct DeviceBackend {
   int32_t (*read)(void* host_dst, const void* src, uint64_t bytes, int32_t device);
   int32_t (*write)(void* dst, const void* host_src, uint64_t bytes, int32_t device);
   int32_t (*synchronize)(int32_t device);
+  int32_t (*axpy)(const lltm_tensor* y, double alpha, const lltm_tensor* x, int32_t dtype, int32_t device);
+  int32_t (*sgd_step)(const SgdArgs* args, int32_t dtype, int32_t device);
+  int32_t (*adam_step)(const AdamArgs* args, int32_t dtype, int32_t device);
   const char* (*last_error)();
 };
 

@@ -123,6 +123,26 @@ LLTM_API int32_t lltm_copy(const lltm_tensor* dst, int32_t dst_kind, int32_t dst
 LLTM_API int32_t lltm_fill(const lltm_tensor* dst, double value, int32_t dtype,
                            int32_t device_kind, int32_t device_index);
 
+/* y += alpha * x, for tensors of equal sizes with any strides (gradient accumulation). */
+LLTM_API int32_t lltm_axpy(const lltm_tensor* y, double alpha, const lltm_tensor* x, int32_t dtype,
+                           int32_t device_kind, int32_t device_index);
+
+/* One step of torch.optim.SGD (dampening 0, no Nesterov, no weight decay) on
+ * contiguous tensors of equal sizes: buf = momentum * buf + grad, param -= lr * buf
+ * (start buf at zero). With momentum == 0, momentum_buffer may be NULL: param -= lr * grad. */
+LLTM_API int32_t lltm_sgd_step(const lltm_tensor* param, const lltm_tensor* grad,
+                               const lltm_tensor* momentum_buffer, double lr, double momentum,
+                               int32_t dtype, int32_t device_kind, int32_t device_index);
+
+/* One step of torch.optim.Adam (no weight decay, no AMSGrad) on contiguous
+ * tensors of equal sizes; `step` counts from 1 and exp_avg, exp_avg_sq start at zero:
+ *   exp_avg = beta1 * exp_avg + (1 - beta1) * grad
+ *   exp_avg_sq = beta2 * exp_avg_sq + (1 - beta2) * grad^2
+ *   param -= lr / (1 - beta1^step) * exp_avg / (sqrt(exp_avg_sq) / sqrt(1 - beta2^step) + eps) */
+LLTM_API int32_t lltm_adam_step(const lltm_tensor* param, const lltm_tensor* grad, const lltm_tensor* exp_avg,
+                                const lltm_tensor* exp_avg_sq, double lr, double beta1, double beta2, double eps,
+                                int64_t step, int32_t dtype, int32_t device_kind, int32_t device_index);
+
 /* Contiguous byte copies between a caller's host buffer and memory of a device,
  * ordered after the device's queued work. */
 LLTM_API int32_t lltm_read(void* host_dst, const void* src, uint64_t bytes,

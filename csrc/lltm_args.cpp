@@ -2,6 +2,7 @@
 
 #include <string>
 #include <algorithm>
+#include <cmath>
 #include <initializer_list>
 
 #include "status.h"
@@ -116,6 +117,47 @@ lltm_tensor contiguous_like(const lltm_tensor& like, void* data) {
     stride *= like.sizes[d];
   }
   return t;
+}
+
+namespace {
+
+void check_contiguous_like(const char* fn, const lltm_tensor* t, const char* name, const lltm_tensor* param,
+                           bool output) {
+  check_tensor(t, fn, name, output);
+  if (t != param) check_same_sizes(t, (std::string(fn) + ": '" + name + "'").c_str(), param, "'param'");
+  if (!is_contiguous(*t))
+    fail(LLTM_ERR_INVALID_SHAPE, std::string(fn) + ": '" + name + "' must be contiguous");
+}
+
+void check_range(const char* fn, const char* name, double v, double lo, double hi, bool hi_open) {
+  const bool ok = std::isfinite(v) && v >= lo && (hi_open ? v < hi : v <= hi);
+  if (!ok)
+    fail(LLTM_ERR_INVALID_SHAPE, std::string(fn) + ": '" + name + "' must be in [" + std::to_string(lo) + ", " +
+                                     std::to_string(hi) + (hi_open ? ")" : "]") + ", got " + std::to_string(v));
+}
+
+}  // namespace
+
+void validate(const SgdArgs& a) {
+  const char* fn = "lltm_sgd_step";
+  check_contiguous_like(fn, a.param, "param", a.param, true);
+  check_contiguous_like(fn, a.grad, "grad", a.param, false);
+  check_range(fn, "lr", a.lr, 0.0, 1e30, false);
+  check_range(fn, "momentum", a.momentum, 0.0, 1.0, true);
+  if (a.momentum != 0.0) check_contiguous_like(fn, a.momentum_buffer, "momentum_buffer", a.param, true);
+}
+
+void validate(const AdamArgs& a) {
+  const char* fn = "lltm_adam_step";
+  check_contiguous_like(fn, a.param, "param", a.param, true);
+  check_contiguous_like(fn, a.grad, "grad", a.param, false);
+  check_contiguous_like(fn, a.exp_avg, "exp_avg", a.param, true);
+  check_contiguous_like(fn, a.exp_avg_sq, "exp_avg_sq", a.param, true);
+  check_range(fn, "lr", a.lr, 0.0, 1e30, false);
+  check_range(fn, "beta1", a.beta1, 0.0, 1.0, true);
+  check_range(fn, "beta2", a.beta2, 0.0, 1.0, true);
+  check_range(fn, "eps", a.eps, 0.0, 1e30, false);
+  if (a.step < 1) fail(LLTM_ERR_INVALID_SHAPE, std::string(fn) + ": 'step' must be at least 1, got " + std::to_string(a.step));
 }
 
 Sizes validate(const ForwardArgs& a) {

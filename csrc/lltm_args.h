@@ -27,6 +27,21 @@ struct BackwardArgs {
   Sizes n;
 };
 
+// Hyperparameters of an optimizer step; the tensors are contiguous and of equal sizes.
+struct SgdArgs {
+  const lltm_tensor *param, *grad, *momentum_buffer;  // momentum_buffer is NULL when momentum == 0
+  double lr, momentum;
+};
+
+struct AdamArgs {
+  const lltm_tensor *param, *grad, *exp_avg, *exp_avg_sq;
+  double lr, beta1, beta2, eps;
+  int64_t step;
+};
+
+void validate(const SgdArgs& a);
+void validate(const AdamArgs& a);
+
 // Checks every argument (null pointers, ranks, sizes, strides, shapes against
 // each other) and returns the sizes; throws lltm::Error naming the argument.
 Sizes validate(const ForwardArgs& a);

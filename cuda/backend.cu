@@ -3,6 +3,7 @@
 #include "device.h"
 #include "lltm_cuda.h"
 #include "memory_cuda.h"
+#include "optimizers_cuda.h"
 
 namespace lltm::cuda {
 namespace {
@@ -48,9 +49,21 @@ int32_t synchronize_entry(int32_t device) {
   return guard([&] { synchronize(device); });
 }
 
+int32_t axpy_entry(const lltm_tensor* y, double alpha, const lltm_tensor* x, int32_t dtype, int32_t device) {
+  return guard([&] { axpy(*y, alpha, *x, dtype, device); });
+}
+
+int32_t sgd_entry(const SgdArgs* args, int32_t dtype, int32_t device) {
+  return guard([&] { sgd_step(*args, dtype, device); });
+}
+
+int32_t adam_entry(const AdamArgs* args, int32_t dtype, int32_t device) {
+  return guard([&] { adam_step(*args, dtype, device); });
+}
+
 const DeviceBackend table = {LLTM_ABI_VERSION, device_count_entry, forward_entry, backward_entry, alloc_entry,
                              free_entry,       copy_entry,         fill_entry,    read_entry,     write_entry,
-                             synchronize_entry, last_error};
+                             synchronize_entry, axpy_entry, sgd_entry, adam_entry, last_error};
 
 }  // namespace
 }  // namespace lltm::cuda

@@ -45,6 +45,12 @@ __global__ void fill_kernel(T* dst, Shape4 shape, T value, int64_t n) {
     dst[offset_of(i, shape, shape)] = value;
 }
 
+template <typename T>
+__global__ void axpy_kernel(T* y, Shape4 y_shape, T alpha, const T* x, Shape4 x_shape, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    y[offset_of(i, y_shape, y_shape)] += alpha * x[offset_of(i, y_shape, x_shape)];
+}
+
 unsigned blocks_for(int64_t n) {
   const int64_t b = (n + 255) / 256;
   return unsigned(b < 65535 ? b : 65535);
@@ -68,6 +74,16 @@ void strided_fill(const lltm_tensor& dst, double value, int32_t dtype, cudaStrea
                                                             scalar_t(value), n);
   });
   LLTM_LAUNCH_CHECK("fill_kernel");
+}
+
+void strided_axpy(const lltm_tensor& y, double alpha, const lltm_tensor& x, int32_t dtype, cudaStream_t stream) {
+  const int64_t n = numel(y);
+  LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_axpy", [&] {
+    axpy_kernel<scalar_t><<<blocks_for(n), 256, 0, stream>>>(static_cast<scalar_t*>(y.data), shape4(y),
+                                                            scalar_t(alpha), static_cast<const scalar_t*>(x.data),
+                                                            shape4(x), n);
+  });
+  LLTM_LAUNCH_CHECK("axpy_kernel");
 }
 
 }  // namespace lltm::cuda

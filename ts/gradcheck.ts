@@ -5,6 +5,7 @@
  * every input, and compared with the analytic gradients.
  */
 import type { DeviceLike } from "./device.ts";
+import { LLTM } from "./module.ts";
 import { lltmBackward, lltmForward } from "./ops/lltm.ts";
 import { relativeError } from "./reference.ts";
 import { Tensor } from "./tensor.ts";
@@ -91,6 +92,80 @@ export function gradcheck(options: GradcheckOptions = {}): GradcheckResult {
       numeric[i] = (up - down) / (2 * eps);
     }
     errors[n] = relativeError(analytic[n], numeric);
+  }
+  return { errors, maxError: Math.max(...Object.values(errors)) };
+}
+
+export interface SequenceGradcheckOptions extends GradcheckOptions {
+  /** Time steps. */
+  steps?: number;
+}
+
+export interface SequenceGradcheckResult {
+  errors: Record<"inputs" | "weights" | "bias" | "h0" | "c0", number>;
+  maxError: number;
+}
+
+/**
+ * Backpropagation through time against central finite differences, in
+ * float64: the loss is sum_t <h_t, gOut_t> + <h_T, gH> + <c_T, gC>.
+ */
+export function sequenceGradcheck(options: SequenceGradcheckOptions = {}): SequenceGradcheckResult {
+  const T = options.steps ?? 8, B = options.batch ?? 2, F = options.features ?? 2, S = options.state ?? 3;
+  const device = options.device ?? "cpu", seed = options.seed ?? 0, eps = options.eps ?? 1e-6;
+  const o = (k: number) => ({ dtype: "float64" as const, seed: seed * 16 + k });
+  const host = (shape: number[], k: number) => {
+    using t = Tensor.randn(shape, o(k));
+    return t.toTypedArray() as Float64Array;
+  };
+  const shapes = { inputs: [T, B, F], weights: [3 * S, S + F], bias: [3 * S], h0: [B, S], c0: [B, S] };
+  const names = Object.keys(shapes) as (keyof typeof shapes)[];
+  const values = Object.fromEntries(names.map((n, k) => [n, host(shapes[n], k + 1)])) as Record<keyof typeof shapes, Float64Array>;
+  const gOut = host([T, B, S], 8), gH = host([B, S], 9), gC = host([B, S], 10);
+  using module = new LLTM(F, S, { dtype: "float64", device });
+  const upload = (n: keyof typeof shapes) => Tensor.fromTypedArray(values[n], shapes[n], { device });
+
+  const run = (withBackward: boolean) => {
+    using w = upload("weights");
+    using b = upload("bias");
+    module.weights.copyFrom(w);
+    module.bias.copyFrom(b);
+    using inputs = upload("inputs");
+    using h0 = upload("h0");
+    using c0 = upload("c0");
+    using seq = module.sequence(inputs, [h0, c0]);
+    const out = seq.outputs.toTypedArray(), h = seq.h.toTypedArray(), c = seq.c.toTypedArray();
+    let loss = 0;
+    for (let i = 0; i < out.length; i++) loss += out[i]! * gOut[i]!;
+    for (let i = 0; i < h.length; i++) loss += h[i]! * gH[i]! + c[i]! * gC[i]!;
+    if (!withBackward) return { loss };
+    module.zeroGrad();
+    using go = Tensor.fromTypedArray(gOut, [T, B, S], { device });
+    using gh = Tensor.fromTypedArray(gH, [B, S], { device });
+    using gc = Tensor.fromTypedArray(gC, [B, S], { device });
+    using g = seq.backward(go, [gh, gc]);
+    const analytic = {
+      inputs: g.dInputs.toTypedArray(), h0: g.dH0.toTypedArray(), c0: g.dC0.toTypedArray(),
+      weights: module.weightsGrad.toTypedArray(), bias: module.biasGrad.toTypedArray(),
+    };
+    return { loss, analytic };
+  };
+
+  const { analytic } = run(true);
+  const errors = {} as SequenceGradcheckResult["errors"];
+  for (const n of names) {
+    const v = values[n];
+    const numeric = new Float64Array(v.length);
+    for (let i = 0; i < v.length; i++) {
+      const x = v[i]!;
+      v[i] = x + eps;
+      const up = run(false).loss;
+      v[i] = x - eps;
+      const down = run(false).loss;
+      v[i] = x;
+      numeric[i] = (up - down) / (2 * eps);
+    }
+    errors[n] = relativeError(analytic![n], numeric);
   }
   return { errors, maxError: Math.max(...Object.values(errors)) };
 }

@@ -9,6 +9,7 @@ import { native, openNative } from "./native/library.ts";
 
 await openNative();
 
+export { LLTMFunction } from "./autograd.ts";
 export { cuda } from "./cuda.ts";
 export { Device, type DeviceKind, type DeviceLike } from "./device.ts";
 export { type DType } from "./dtype.ts";
@@ -19,7 +20,12 @@ export {
   type Matrix, referenceBackward, referenceBackwardMatrices, referenceForward, referenceForwardMatrices,
   relativeError, type ReferenceBackward, type ReferenceForward, toMatrix,
 } from "./reference.ts";
-export { gradcheck, type GradcheckOptions, type GradcheckResult } from "./gradcheck.ts";
+export {
+  gradcheck, type GradcheckOptions, type GradcheckResult, sequenceGradcheck, type SequenceGradcheckOptions,
+  type SequenceGradcheckResult,
+} from "./gradcheck.ts";
+export { LLTM, type LLTMOptions, type LLTMSequence, type LLTMStep, type Parameter, type State } from "./module.ts";
+export { Adam, type AdamOptions, SGD, type SGDOptions } from "./optim.ts";
 export { Random } from "./random.ts";
 export { type NestedArray, type RandomOptions, Tensor, type TensorOptions } from "./tensor.ts";
 

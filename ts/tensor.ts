@@ -330,6 +330,30 @@ export class Tensor {
     return this;
   }
 
+  /** this += alpha * other, in place (same shape, dtype and device; any strides). */
+  add_(other: Tensor, alpha = 1): this {
+    this.assertLive("add_");
+    if (other.disposed) throw disposedError("add_: 'other'");
+    if (other.dtype !== this.dtype) {
+      throw new LLTMError("INVALID_DTYPE", `add_: 'other' has dtype ${other.dtype} but this tensor has ${this.dtype}`);
+    }
+    if (!other.device.equals(this.device)) {
+      throw new LLTMError("INVALID_DEVICE", `add_: 'other' is on ${other.device} but this tensor is on ${this.device}`);
+    }
+    if (!sameShape(other.shape, this.shape)) {
+      throw new LLTMError(
+        "SHAPE_MISMATCH",
+        `add_: 'other' has shape [${other.shape.join(", ")}] but this tensor has [${this.shape.join(", ")}]`,
+      );
+    }
+    const lib = native();
+    checkStatus(
+      lib.lltm_axpy(describe(0, this), alpha, describe(1, other), dtypeCode[this.dtype], this.device.kindCode, this.device.index),
+      lib.lltm_last_error,
+    );
+    return this;
+  }
+
   /** The elements in row-major order, copied to the host (after the device's queued work). */
   toTypedArray(): Float32Array | Float64Array {
     this.assertLive("toTypedArray");

@@ -17,4 +17,9 @@ void free(void* data);
 void copy(const lltm_tensor& dst, const lltm_tensor& src, int32_t dtype);
 void fill(const lltm_tensor& dst, double value, int32_t dtype);
 
+// y += alpha * x (equal sizes, checked by the caller).
+void axpy(const lltm_tensor& y, double alpha, const lltm_tensor& x, int32_t dtype);
+void sgd_step(const SgdArgs& args, int32_t dtype);
+void adam_step(const AdamArgs& args, int32_t dtype);
+
 }  // namespace lltm::cpu

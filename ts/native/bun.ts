@@ -8,6 +8,7 @@ const argTypes: Record<ArgKind, FFIType> = {
   buffer: FFIType.ptr,
   i32: FFIType.i32,
   u32: FFIType.u32,
+  i64: FFIType.i64,
   u64: FFIType.u64,
   f64: FFIType.f64,
 };

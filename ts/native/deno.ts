@@ -7,6 +7,7 @@ const argTypes: Record<ArgKind, Deno.NativeType> = {
   buffer: "buffer",
   i32: "i32",
   u32: "u32",
+  i64: "i64",
   u64: "u64",
   f64: "f64",
 };

@@ -6,7 +6,7 @@
  * Kinds: "ptr" is a native address held as a JS number; "buffer" is a typed
  * array whose memory the callee reads or writes during the call.
  */
-export type ArgKind = "ptr" | "buffer" | "i32" | "u32" | "u64" | "f64";
+export type ArgKind = "ptr" | "buffer" | "i32" | "i64" | "u32" | "u64" | "f64";
 export type ReturnKind = "i32" | "u32" | "cstring";
 
 export interface SymbolSpec {
@@ -43,6 +43,16 @@ export const symbols = {
   lltm_copy: { args: [T, "i32", "i32", T, "i32", "i32", "i32"], returns: "i32" },
   // int32_t lltm_fill(const lltm_tensor* dst, double value, int32_t dtype, int32_t device_kind, int32_t device_index)
   lltm_fill: { args: [T, "f64", "i32", "i32", "i32"], returns: "i32" },
+  // int32_t lltm_axpy(const lltm_tensor* y, double alpha, const lltm_tensor* x, int32_t dtype,
+  //                   int32_t device_kind, int32_t device_index)
+  lltm_axpy: { args: [T, "f64", T, "i32", "i32", "i32"], returns: "i32" },
+  // int32_t lltm_sgd_step(const lltm_tensor* param, const lltm_tensor* grad, const lltm_tensor* momentum_buffer,
+  //                       double lr, double momentum, int32_t dtype, int32_t device_kind, int32_t device_index)
+  lltm_sgd_step: { args: [T, T, T, "f64", "f64", "i32", "i32", "i32"], returns: "i32" },
+  // int32_t lltm_adam_step(const lltm_tensor* param, const lltm_tensor* grad, const lltm_tensor* exp_avg,
+  //                        const lltm_tensor* exp_avg_sq, double lr, double beta1, double beta2, double eps,
+  //                        int64_t step, int32_t dtype, int32_t device_kind, int32_t device_index)
+  lltm_adam_step: { args: [T, T, T, T, "f64", "f64", "f64", "f64", "i64", "i32", "i32", "i32"], returns: "i32" },
   // int32_t lltm_read(void* host_dst, const void* src, uint64_t bytes, int32_t device_kind, int32_t device_index)
   lltm_read: { args: ["buffer", "ptr", "u64", "i32", "i32"], returns: "i32" },
   // int32_t lltm_write(void* dst, const void* host_src, uint64_t bytes, int32_t device_kind, int32_t device_index)

@@ -1,0 +1,75 @@
+// Optimizer steps and gradient accumulation on the device, in place, on the device's stream.
+#include <cmath>
+
+#include "device.h"
+#include "dispatch.h"
+#include "optimizers_cuda.h"
+#include "strided.h"
+
+namespace lltm::cuda {
+
+namespace {
+
+template <typename T>
+__global__ void sgd_kernel(T* p, const T* g, T* buf, T lr, T momentum, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    if (buf == nullptr) {
+      p[i] -= lr * g[i];
+    } else {
+      buf[i] = momentum * buf[i] + g[i];
+      p[i] -= lr * buf[i];
+    }
+  }
+}
+
+template <typename T>
+__global__ void adam_kernel(T* p, const T* g, T* m, T* v, T beta1, T beta2, T eps, T step_size, T correction2_sqrt,
+                            int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    m[i] = beta1 * m[i] + (T(1) - beta1) * g[i];
+    v[i] = beta2 * v[i] + (T(1) - beta2) * g[i] * g[i];
+    p[i] -= step_size * m[i] / (sqrt(v[i]) / correction2_sqrt + eps);
+  }
+}
+
+unsigned blocks(int64_t n) {
+  const int64_t b = (n + 255) / 256;
+  return unsigned(b < 4096 ? b : 4096);
+}
+
+}  // namespace
+
+void axpy(const lltm_tensor& y, double alpha, const lltm_tensor& x, int32_t dtype, int device) {
+  DeviceGuard guard(device);
+  strided_axpy(y, alpha, x, dtype, state(device).stream);
+}
+
+void sgd_step(const SgdArgs& a, int32_t dtype, int device) {
+  DeviceGuard guard(device);
+  const int64_t n = numel(*a.param);
+  LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_sgd_step", [&] {
+    using T = scalar_t;
+    T* buf = a.momentum == 0.0 ? nullptr : static_cast<T*>(a.momentum_buffer->data);
+    sgd_kernel<T><<<blocks(n), 256, 0, state(device).stream>>>(static_cast<T*>(a.param->data),
+                                                               static_cast<const T*>(a.grad->data), buf, T(a.lr),
+                                                               T(a.momentum), n);
+  });
+  LLTM_LAUNCH_CHECK("sgd_kernel");
+}
+
+void adam_step(const AdamArgs& a, int32_t dtype, int device) {
+  DeviceGuard guard(device);
+  const int64_t n = numel(*a.param);
+  // The bias corrections in double on the host, as torch.optim.Adam computes them in Python.
+  const double step_size = a.lr / (1.0 - std::pow(a.beta1, double(a.step)));
+  const double correction2_sqrt = std::sqrt(1.0 - std::pow(a.beta2, double(a.step)));
+  LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_adam_step", [&] {
+    using T = scalar_t;
+    adam_kernel<T><<<blocks(n), 256, 0, state(device).stream>>>(
+        static_cast<T*>(a.param->data), static_cast<const T*>(a.grad->data), static_cast<T*>(a.exp_avg->data),
+        static_cast<T*>(a.exp_avg_sq->data), T(a.beta1), T(a.beta2), T(a.eps), T(step_size), T(correction2_sqrt), n);
+  });
+  LLTM_LAUNCH_CHECK("adam_kernel");
+}
+
+}  // namespace lltm::cuda

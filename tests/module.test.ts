@@ -1,0 +1,107 @@
+/** The LLTM module, backpropagation through time, and the optimizers. */
+import fc from "fast-check";
+
+import { Adam, type DType, LLTM, lltmForward, SGD, sequenceGradcheck, Tensor } from "../ts/index.ts";
+import { assert, assertEquals, assertThrowsLLTM, cudaSkipReason, test } from "./harness.ts";
+import { tolerance } from "./helpers.ts";
+
+const devices = [["cpu", false], ["cuda", cudaSkipReason()]] as const;
+
+test("LLTM initialises weights [3S, S+F] and bias [3S] uniformly in ±1/√S, reproducibly", () => {
+  using a = new LLTM(5, 7, { seed: 3, dtype: "float64" });
+  using b = new LLTM(5, 7, { seed: 3, dtype: "float64" });
+  assertEquals(a.weights.shape, [21, 12]);
+  assertEquals(a.bias.shape, [21]);
+  const bound = 1 / Math.sqrt(7);
+  const w = a.weights.toTypedArray();
+  assert(w.every((v) => Math.abs(v) <= bound), "weights within the bound");
+  assert(Math.max(...w) > bound * 0.8 && Math.min(...w) < -bound * 0.8, "weights spread over the range");
+  assertEquals(Array.from(w), Array.from(b.weights.toTypedArray()));
+  assertEquals(a.parameters().map((p) => p.name), ["weights", "bias"]);
+});
+
+test("a module step is the op, and its gradients accumulate until zeroGrad", () => {
+  using m = new LLTM(3, 4, { seed: 1, dtype: "float64" });
+  using x = Tensor.randn([2, 3], { dtype: "float64", seed: 2 });
+  const [h, c] = m.initialState(2);
+  using step = m.forward(x, [h, c]);
+  using direct = lltmForward(x, m.weights, m.bias, h, c);
+  assertEquals(step.newH.toArray(), direct.newH.toArray());
+  using gh = Tensor.ones([2, 4], { dtype: "float64" });
+  using gc = Tensor.zeros([2, 4], { dtype: "float64" });
+  step.backward(gh, gc).dispose();
+  const once = m.weightsGrad.toTypedArray();
+  using again = m.forward(x, [h, c]);
+  again.backward(gh, gc).dispose();
+  const twice = m.weightsGrad.toTypedArray();
+  assert(twice.every((v, i) => Math.abs(v - 2 * once[i]!) <= 1e-12 * (1 + Math.abs(v))), "gradients add up");
+  assertThrowsLLTM(() => step.backward(gh, gc), "INVALID_ARGUMENT", /already run/);
+  m.zeroGrad();
+  assert(m.weightsGrad.toTypedArray().every((v) => v === 0), "zeroGrad clears");
+  h.dispose();
+  c.dispose();
+});
+
+for (const [device, skip] of devices) {
+  test(`gradients through an 8-step sequence match finite differences in float64 on ${device}`, () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 1000 }), fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 4 }), (seed, batch, state) => {
+        const { errors, maxError } = sequenceGradcheck({ steps: 8, batch, state, features: 2, seed, device });
+        assert(maxError <= 1e-6, `seed ${seed}: ${JSON.stringify(errors)}`);
+      }),
+      { numRuns: 3 },
+    );
+  }, { skip });
+
+  test(`one SGD step (with momentum) and one Adam step match the hand-computed update on ${device}`, () => {
+    const hyper = fc.record({
+      lr: fc.double({ min: 1e-4, max: 0.5, noNaN: true }),
+      momentum: fc.double({ min: 0, max: 0.95, noNaN: true }),
+      beta1: fc.double({ min: 0.5, max: 0.99, noNaN: true }),
+      beta2: fc.double({ min: 0.9, max: 0.9999, noNaN: true }),
+      eps: fc.double({ min: 1e-10, max: 1e-3, noNaN: true }),
+      seed: fc.integer({ min: 0, max: 1000 }),
+      dtype: fc.constantFrom<DType>("float32", "float64"),
+    });
+    fc.assert(
+      fc.property(hyper, ({ lr, momentum, beta1, beta2, eps, seed, dtype }) => {
+        using m = new LLTM(2, 3, { seed, dtype, device });
+        using g = Tensor.randn(m.weights.shape, { dtype, device, seed: seed + 1 });
+        m.weightsGrad.copyFrom(g);
+        m.biasGrad.fill(0.5);
+        const p0 = m.weights.toTypedArray(), grad = g.toTypedArray();
+        // Two SGD steps with the same gradient: the second uses the momentum buffer.
+        using sgd = new SGD(m.parameters(), { lr, momentum });
+        sgd.step();
+        sgd.step();
+        const afterSgd = m.weights.toTypedArray();
+        const expectedSgd = p0.map((p, i) => p - lr * grad[i]! - lr * (momentum * grad[i]! + grad[i]!));
+        assertClose(afterSgd, expectedSgd, dtype, "SGD");
+        const p1 = m.weights.toTypedArray();
+        using adam = new Adam(m.parameters(), { lr, betas: [beta1, beta2], eps });
+        adam.step();
+        const expectedAdam = p1.map((p, i) => {
+          const mt = (1 - beta1) * grad[i]!, vt = (1 - beta2) * grad[i]! * grad[i]!;
+          return p - (lr / (1 - beta1)) * mt / (Math.sqrt(vt) / Math.sqrt(1 - beta2) + eps);
+        });
+        assertClose(m.weights.toTypedArray(), expectedAdam, dtype, "Adam");
+      }),
+      { numRuns: 20 },
+    );
+  }, { skip });
+}
+
+function assertClose(actual: ArrayLike<number>, expected: ArrayLike<number>, dtype: DType, what: string): void {
+  for (let i = 0; i < expected.length; i++) {
+    const tol = tolerance[dtype] * 10 * (1 + Math.abs(expected[i]!));
+    assert(Math.abs(actual[i]! - expected[i]!) <= tol, `${what}[${i}]: ${actual[i]} vs ${expected[i]}`);
+  }
+}
+
+test("optimizer hyperparameters out of range are refused by name", () => {
+  using m = new LLTM(2, 2);
+  using sgd = new SGD(m.parameters(), { lr: 0.1, momentum: 1.5 });
+  assertThrowsLLTM(() => sgd.step(), "INVALID_SHAPE", /'momentum' must be in \[0\.000000, 1\.000000\)/);
+  using adam = new Adam(m.parameters(), { lr: -1 });
+  assertThrowsLLTM(() => adam.step(), "INVALID_SHAPE", /'lr' must be in/);
+});

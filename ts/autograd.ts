@@ -1,0 +1,64 @@
+/**
+ * LLTMFunction, the tutorial's autograd function: forward runs the op and
+ * keeps what backward needs; backward(gradH, gradCell) returns the gradients
+ * of the input, the weights, the bias, old_h and old_cell. The saved tensors
+ * are released once backward has run or when the function is disposed; the
+ * outputs newH and newCell live until dispose().
+ */
+import { type LLTMBackwardResult, lltmBackward, type LLTMForwardResult, lltmForward } from "./ops/lltm.ts";
+import { LLTMError } from "./errors.ts";
+import type { Tensor } from "./tensor.ts";
+
+export class LLTMFunction implements Disposable {
+  private saved: { forward: LLTMForwardResult; weights: Tensor } | undefined;
+  readonly newH: Tensor;
+  readonly newCell: Tensor;
+
+  private constructor(forward: LLTMForwardResult, weights: Tensor) {
+    this.saved = { forward, weights };
+    this.newH = forward.newH;
+    this.newCell = forward.newCell;
+  }
+
+  /** Runs the cell forward on (input, weights, bias, oldH, oldCell). */
+  static forward(input: Tensor, weights: Tensor, bias: Tensor, oldH: Tensor, oldCell: Tensor): LLTMFunction {
+    const out = lltmForward(input, weights, bias, oldH, oldCell);
+    return new LLTMFunction(out, weights.to(weights.device));
+  }
+
+  /** Whether backward can still run (it has not run, and the function is not disposed). */
+  get hasSaved(): boolean {
+    return this.saved !== undefined;
+  }
+
+  /** Gradients of (input, weights, bias, oldH, oldCell) from those of (newH, newCell); runs once. */
+  backward(gradH: Tensor, gradCell: Tensor): LLTMBackwardResult {
+    const saved = this.saved;
+    if (!saved) {
+      throw new LLTMError("INVALID_ARGUMENT", "LLTMFunction.backward: backward has already run or the function was disposed");
+    }
+    const f = saved.forward;
+    const grads = lltmBackward(gradH, gradCell, f.newCell, f.inputGate, f.outputGate, f.candidateCell, f.X, f.gateWeights, saved.weights);
+    this.releaseSaved();
+    return grads;
+  }
+
+  /** Releases the saved tensors and the outputs. */
+  dispose(): void {
+    this.releaseSaved();
+    this.newH.dispose();
+    this.newCell.dispose();
+  }
+
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+
+  private releaseSaved(): void {
+    const saved = this.saved;
+    if (!saved) return;
+    this.saved = undefined;
+    const f = saved.forward;
+    for (const t of [f.inputGate, f.outputGate, f.candidateCell, f.X, f.gateWeights, saved.weights]) t.dispose();
+  }
+}

@@ -1,0 +1,208 @@
+/**
+ * The LLTM module: weights [3S, S+F] and bias [3S] initialised uniformly in
+ * ±1/√S (as the tutorial's reset_parameters), gradients that accumulate until
+ * zeroGrad(), one step at a time (forward) or over a sequence with
+ * backpropagation through time (sequence). Everything stays on the module's
+ * device between steps.
+ */
+import { LLTMFunction } from "./autograd.ts";
+import { Device, type DeviceLike } from "./device.ts";
+import type { DType } from "./dtype.ts";
+import { LLTMError } from "./errors.ts";
+import { Random } from "./random.ts";
+import { sameShape, Tensor } from "./tensor.ts";
+
+export interface LLTMOptions {
+  dtype?: DType;
+  device?: DeviceLike;
+  /** Seed of the initialisation; the same seed gives the same weights on every device and runtime. */
+  seed?: number;
+}
+
+/** A trainable tensor and its accumulated gradient. */
+export interface Parameter {
+  readonly name: string;
+  readonly value: Tensor;
+  readonly grad: Tensor;
+}
+
+export type State = readonly [h: Tensor, c: Tensor];
+
+/** One step of the module: its outputs, and backward, which accumulates the parameters' gradients. */
+export interface LLTMStep extends Disposable {
+  readonly newH: Tensor;
+  readonly newCell: Tensor;
+  /** Returns the gradients of the input and the state, and adds those of the parameters to their grad. */
+  backward(gradH: Tensor, gradCell: Tensor): { dInput: Tensor; dOldH: Tensor; dOldCell: Tensor; dispose(): void } & Disposable;
+  dispose(): void;
+}
+
+/** T steps of the module over inputs [T, B, F]. */
+export interface LLTMSequence extends Disposable {
+  /** Every step's h, [T, B, S]. */
+  readonly outputs: Tensor;
+  /** The state after the last step. */
+  readonly h: Tensor;
+  readonly c: Tensor;
+  /**
+   * Backpropagation through time from gradients on every step's h ([T, B, S]; zeros when
+   * omitted) and on the final state; returns the gradients of the inputs and the initial
+   * state, and adds those of the parameters to their grad. Runs once.
+   */
+  backward(gradOutputs?: Tensor, gradState?: State): { dInputs: Tensor; dH0: Tensor; dC0: Tensor; dispose(): void } & Disposable;
+  dispose(): void;
+}
+
+export class LLTM implements Disposable {
+  readonly weights: Tensor;
+  readonly bias: Tensor;
+  readonly weightsGrad: Tensor;
+  readonly biasGrad: Tensor;
+
+  constructor(
+    readonly inputFeatures: number,
+    readonly stateSize: number,
+    options: LLTMOptions = {},
+  ) {
+    if (!Number.isInteger(inputFeatures) || inputFeatures < 1 || !Number.isInteger(stateSize) || stateSize < 1) {
+      throw new LLTMError("INVALID_ARGUMENT", `LLTM: inputFeatures and stateSize must be positive integers, got ${inputFeatures} and ${stateSize}`);
+    }
+    const dtype = options.dtype ?? "float32";
+    const device = Device.of(options.device ?? "cpu");
+    const rng = new Random(options.seed ?? 0);
+    const bound = 1 / Math.sqrt(stateSize);
+    const uniform = (shape: number[]) => {
+      const values = dtype === "float32" ? new Float32Array(shape.reduce((a, b) => a * b)) : new Float64Array(shape.reduce((a, b) => a * b));
+      for (let i = 0; i < values.length; i++) values[i] = -bound + 2 * bound * rng.uniform();
+      return Tensor.fromTypedArray(values, shape, { device });
+    };
+    this.weights = uniform([3 * stateSize, stateSize + inputFeatures]);
+    this.bias = uniform([3 * stateSize]);
+    this.weightsGrad = Tensor.zeros(this.weights.shape, { dtype, device });
+    this.biasGrad = Tensor.zeros(this.bias.shape, { dtype, device });
+  }
+
+  get dtype(): DType {
+    return this.weights.dtype;
+  }
+
+  get device(): Device {
+    return this.weights.device;
+  }
+
+  parameters(): Parameter[] {
+    return [
+      { name: "weights", value: this.weights, grad: this.weightsGrad },
+      { name: "bias", value: this.bias, grad: this.biasGrad },
+    ];
+  }
+
+  zeroGrad(): void {
+    this.weightsGrad.fill(0);
+    this.biasGrad.fill(0);
+  }
+
+  /** Zero state [B, S] for a batch of B, on the module's device. */
+  initialState(batch: number): State {
+    const o = { dtype: this.dtype, device: this.device };
+    return [Tensor.zeros([batch, this.stateSize], o), Tensor.zeros([batch, this.stateSize], o)];
+  }
+
+  /** One step: input [B, F] and state ([B, S], [B, S]). */
+  forward(input: Tensor, [h, c]: State): LLTMStep {
+    const fn = LLTMFunction.forward(input, this.weights, this.bias, h, c);
+    const accumulate = (gradH: Tensor, gradCell: Tensor) => {
+      const g = fn.backward(gradH, gradCell);
+      this.weightsGrad.add_(g.dWeights);
+      this.biasGrad.add_(g.dBias);
+      g.dWeights.dispose();
+      g.dBias.dispose();
+      const rest = { dInput: g.dInput, dOldH: g.dOldH, dOldCell: g.dOldCell };
+      const dispose = () => [rest.dInput, rest.dOldH, rest.dOldCell].forEach((t) => t.dispose());
+      return { ...rest, dispose, [Symbol.dispose]: dispose };
+    };
+    const dispose = () => fn.dispose();
+    return { newH: fn.newH, newCell: fn.newCell, backward: accumulate, dispose, [Symbol.dispose]: dispose };
+  }
+
+  /** T steps over inputs [T, B, F] from state ([B, S], [B, S]). */
+  sequence(inputs: Tensor, [h0, c0]: State): LLTMSequence {
+    if (inputs.ndim !== 3 || inputs.shape[2] !== this.inputFeatures) {
+      throw new LLTMError(
+        "SHAPE_MISMATCH",
+        `LLTM.sequence: 'inputs' must have shape [T, B, ${this.inputFeatures}], got [${inputs.shape.join(", ")}]`,
+      );
+    }
+    const [T, B] = [inputs.shape[0]!, inputs.shape[1]!];
+    const S = this.stateSize, F = this.inputFeatures;
+    const o = { dtype: this.dtype, device: this.device };
+    const outputs = Tensor.empty([T, B, S], o);
+    const steps: LLTMFunction[] = [];
+    let h = h0, c = c0;
+    for (let t = 0; t < T; t++) {
+      using x = stepOf(inputs, t, [B, F]);
+      const fn = LLTMFunction.forward(x, this.weights, this.bias, h, c);
+      steps.push(fn);
+      using slot = stepOf(outputs, t, [B, S]);
+      slot.copyFrom(fn.newH);
+      h = fn.newH;
+      c = fn.newCell;
+    }
+    const disposeAll = () => {
+      outputs.dispose();
+      for (const fn of steps) fn.dispose();
+    };
+    const backward = (gradOutputs?: Tensor, gradState?: State) => {
+      if (gradOutputs && !sameShape(gradOutputs.shape, [T, B, S])) {
+        throw new LLTMError("SHAPE_MISMATCH", `LLTM.sequence backward: 'gradOutputs' must have shape [${T}, ${B}, ${S}], got [${gradOutputs.shape.join(", ")}]`);
+      }
+      const dInputs = Tensor.empty([T, B, F], o);
+      let carryH = gradState ? gradState[0].clone() : Tensor.zeros([B, S], o);
+      let carryC = gradState ? gradState[1].clone() : Tensor.zeros([B, S], o);
+      for (let t = T - 1; t >= 0; t--) {
+        if (gradOutputs) {
+          using g = stepOf(gradOutputs, t, [B, S]);
+          carryH.add_(g);
+        }
+        const grads = steps[t]!.backward(carryH, carryC);
+        this.weightsGrad.add_(grads.dWeights);
+        this.biasGrad.add_(grads.dBias);
+        {
+          using slot = stepOf(dInputs, t, [B, F]);
+          slot.copyFrom(grads.dInput);
+        }
+        carryH.dispose();
+        carryC.dispose();
+        carryH = grads.dOldH.clone();
+        carryC = grads.dOldCell.clone();
+        grads.dispose();
+      }
+      const result = { dInputs, dH0: carryH, dC0: carryC };
+      const dispose = () => [dInputs, carryH, carryC].forEach((t) => t.dispose());
+      return { ...result, dispose, [Symbol.dispose]: dispose };
+    };
+    return { outputs, h, c, backward, dispose: disposeAll, [Symbol.dispose]: disposeAll };
+  }
+
+  /** A copy of the module (parameters; gradients start at zero) on another device. */
+  to(device: DeviceLike): LLTM {
+    const copy = new LLTM(this.inputFeatures, this.stateSize, { dtype: this.dtype, device });
+    copy.weights.copyFrom(this.weights);
+    copy.bias.copyFrom(this.bias);
+    return copy;
+  }
+
+  dispose(): void {
+    for (const t of [this.weights, this.bias, this.weightsGrad, this.biasGrad]) t.dispose();
+  }
+
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+}
+
+/** Step t of a [T, ...] tensor as a tensor of `shape` (a view when the step is contiguous). */
+function stepOf(t: Tensor, step: number, shape: number[]): Tensor {
+  using slice = t.narrow(0, step, 1);
+  return slice.reshape(shape);
+}

@@ -1,0 +1,120 @@
+/**
+ * Optimizers that update parameters in place on their device through the
+ * native library: SGD with momentum and Adam, with torch.optim's formulas
+ * (see lltm_sgd_step and lltm_adam_step in csrc/lltm.h).
+ */
+import { describe } from "./descriptor.ts";
+import { dtypeCode } from "./dtype.ts";
+import { checkStatus, LLTMError } from "./errors.ts";
+import type { Parameter } from "./module.ts";
+import { native } from "./native/library.ts";
+import { Tensor } from "./tensor.ts";
+
+function checkParameters(name: string, params: readonly Parameter[]): void {
+  if (params.length === 0) throw new LLTMError("INVALID_ARGUMENT", `${name}: no parameters to optimise`);
+  for (const p of params) {
+    if (!p.value.isContiguous() || !p.grad.isContiguous()) {
+      throw new LLTMError("INVALID_ARGUMENT", `${name}: parameter '${p.name}' and its gradient must be contiguous`);
+    }
+  }
+}
+
+function buffers(params: readonly Parameter[]): Tensor[] {
+  return params.map((p) => Tensor.zeros(p.value.shape, { dtype: p.value.dtype, device: p.value.device }));
+}
+
+export interface SGDOptions {
+  lr: number;
+  momentum?: number;
+}
+
+export class SGD implements Disposable {
+  private readonly momentumBuffers: Tensor[] | undefined;
+  readonly lr: number;
+  readonly momentum: number;
+
+  constructor(
+    private readonly params: readonly Parameter[],
+    options: SGDOptions,
+  ) {
+    checkParameters("SGD", params);
+    this.lr = options.lr;
+    this.momentum = options.momentum ?? 0;
+    this.momentumBuffers = this.momentum === 0 ? undefined : buffers(params);
+  }
+
+  /** param -= lr * (momentum buffer or gradient), for every parameter. */
+  step(): void {
+    const lib = native();
+    this.params.forEach((p, i) => {
+      const v = p.value;
+      const buf = this.momentumBuffers?.[i];
+      checkStatus(
+        lib.lltm_sgd_step(
+          describe(0, v), describe(1, p.grad), buf ? describe(2, buf) : 0, this.lr, this.momentum,
+          dtypeCode[v.dtype], v.device.kindCode, v.device.index,
+        ),
+        lib.lltm_last_error,
+      );
+    });
+  }
+
+  dispose(): void {
+    for (const b of this.momentumBuffers ?? []) b.dispose();
+  }
+
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+}
+
+export interface AdamOptions {
+  lr?: number;
+  betas?: readonly [number, number];
+  eps?: number;
+}
+
+export class Adam implements Disposable {
+  private readonly expAvg: Tensor[];
+  private readonly expAvgSq: Tensor[];
+  private steps = 0;
+  readonly lr: number;
+  readonly betas: readonly [number, number];
+  readonly eps: number;
+
+  constructor(
+    private readonly params: readonly Parameter[],
+    options: AdamOptions = {},
+  ) {
+    checkParameters("Adam", params);
+    this.lr = options.lr ?? 1e-3;
+    this.betas = options.betas ?? [0.9, 0.999];
+    this.eps = options.eps ?? 1e-8;
+    this.expAvg = buffers(params);
+    this.expAvgSq = buffers(params);
+  }
+
+  step(): void {
+    this.steps++;
+    const lib = native();
+    this.params.forEach((p, i) => {
+      const v = p.value;
+      checkStatus(
+        lib.lltm_adam_step(
+          describe(0, v), describe(1, p.grad), describe(2, this.expAvg[i]!), describe(3, this.expAvgSq[i]!),
+          this.lr, this.betas[0], this.betas[1], this.eps, this.steps,
+          dtypeCode[v.dtype], v.device.kindCode, v.device.index,
+        ),
+        lib.lltm_last_error,
+      );
+    });
+  }
+
+  dispose(): void {
+    for (const b of [...this.expAvg, ...this.expAvgSq]) b.dispose();
+  }
+
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+}
