@@ -5,14 +5,18 @@
  * the device after each, over many calls after a warm-up. --json writes the shape ../shared/bench/torch_lltm.py
  * writes, for ../shared/bench/compare.py.
  *
+ * With --seq T one call is T steps of the LLTM module (forward), then
+ * backpropagation through time of (every step's h summed) + (the last c
+ * summed), the case `torch_lltm.py --seq T` times.
+ *
  * usage: bun scripts/bench.ts [ref|cpu|cuda] [-b 16] [-f 32] [-s 128] [-r 100] [-w 10]
- *                             [--scale s|ms|us] [-d] [--json FILE]
+ *                             [--seq T] [--scale s|ms|us] [-d] [--json FILE]
  */
 import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 
 import {
-  backendInfo, type DType, lltmBackward, referenceBackwardMatrices, referenceForward, referenceForwardMatrices,
+  backendInfo, type DType, LLTM, lltmBackward, referenceBackwardMatrices, referenceForward, referenceForwardMatrices,
   relativeError, Tensor, toMatrix,
 } from "../ts/index.ts";
 import { native } from "../ts/native/library.ts";
@@ -20,8 +24,8 @@ import { fail, intArg, parseArgs } from "./args.ts";
 import { forward, type Sizes, workload } from "./workload.ts";
 
 const usage =
-  "usage: bun scripts/bench.ts [ref|cpu|cuda] [-b 16] [-f 32] [-s 128] [-r 100] [-w 10] [--scale s|ms|us] [-d] [--json FILE]";
-const args = parseArgs(process.argv.slice(2), ["-b", "-f", "-s", "-r", "-w", "--scale", "--json"], usage);
+  "usage: bun scripts/bench.ts [ref|cpu|cuda] [-b 16] [-f 32] [-s 128] [-r 100] [-w 10] [--seq T] [--scale s|ms|us] [-d] [--json FILE]";
+const args = parseArgs(process.argv.slice(2), ["-b", "-f", "-s", "-r", "-w", "--seq", "--scale", "--json"], usage);
 const variant = args.positional[0] ?? "cpu";
 if (!["ref", "cpu", "cuda"].includes(variant)) fail(`variant must be ref, cpu or cuda, got ${variant}`, usage);
 const sizes: Sizes = { batch: intArg(args, "-b", 16, usage), features: intArg(args, "-f", 32, usage), state: intArg(args, "-s", 128, usage) };
@@ -32,6 +36,9 @@ const factors: Record<string, number> = { s: 1e-6, ms: 1e-3, us: 1 };
 if (!(scale in factors)) fail(`--scale must be s, ms or us, got ${scale}`, usage);
 const dtype: DType = args.flags.has("-d") ? "float64" : "float32";
 const device = variant === "cuda" ? "cuda" : "cpu";
+const steps = intArg(args, "--seq", 1, usage);
+const sequence = args.values.has("--seq");
+if (sequence && variant === "ref") fail("--seq times the native module; use cpu or cuda", usage);
 
 interface Stats {
   min: number;
@@ -61,6 +68,35 @@ if (variant === "ref") {
     const ones = { rows: sizes.batch, cols: sizes.state, data: new Float64Array(sizes.batch * sizes.state).fill(1) };
     referenceBackwardMatrices(ones, ones, out.newCell, out.inputGate, out.outputGate, out.candidateCell, out.X, out.gateWeights, m[1]);
     const t2 = performance.now();
+    if (i >= warmup) {
+      fw.push((t1 - t0) * 1000);
+      bw.push((t2 - t1) * 1000);
+    }
+  }
+} else if (sequence) {
+  const { batch: B, features: F, state: S } = sizes;
+  using w = workload(sizes, dtype, device);
+  using xs = Tensor.randn([steps, B, F], { dtype, device, seed: 11 });
+  using module = new LLTM(F, S, { dtype, device });
+  module.weights.copyFrom(w.weights);
+  module.bias.copyFrom(w.bias);
+  using ones = Tensor.ones([steps, B, S], { dtype, device });
+  using zeros = Tensor.zeros([B, S], { dtype, device });
+  using lastC = Tensor.ones([B, S], { dtype, device });
+  {
+    using seq = module.sequence(xs, [w.oldH, w.oldCell]);
+    if (B * 3 * S * (S + F) * steps <= 2e9) maxRelErr = sequenceError(seq.outputs, xs, w);
+  }
+  for (let i = 0; i < warmup + runs; i++) {
+    const t0 = performance.now();
+    const seq = module.sequence(xs, [w.oldH, w.oldCell]);
+    sync();
+    const t1 = performance.now();
+    const grads = seq.backward(ones, [zeros, lastC]);
+    sync();
+    const t2 = performance.now();
+    grads.dispose();
+    seq.dispose();
     if (i >= warmup) {
       fw.push((t1 - t0) * 1000);
       bw.push((t2 - t1) * 1000);
@@ -96,11 +132,28 @@ if (variant === "ref") {
   }
 }
 
+/** Relative error of every step's h against the float64 reference run step by step. */
+function sequenceError(outputs: Tensor, xs: Tensor, w: ReturnType<typeof workload>): number {
+  const [T, B, F] = xs.shape as [number, number, number];
+  const S = sizes.state;
+  const x = Float64Array.from(xs.toTypedArray());
+  const [W, bias] = [toMatrix(w.weights), toMatrix(w.bias)];
+  let h = toMatrix(w.oldH), c = toMatrix(w.oldCell);
+  const expected = new Float64Array(T * B * S);
+  for (let t = 0; t < T; t++) {
+    const out = referenceForwardMatrices({ rows: B, cols: F, data: x.subarray(t * B * F, (t + 1) * B * F) }, W, bias, h, c);
+    expected.set(out.newH.data, t * B * S);
+    h = out.newH;
+    c = out.newCell;
+  }
+  return relativeError(outputs.toTypedArray(), expected);
+}
+
 const f = stats(fw), b = stats(bw);
 const k = factors[scale]!;
 const fmt = (x: number) => (x * k).toFixed(3);
 console.log(`Forward: ${fmt(f.min)}/${fmt(f.avg)} ${scale} | Backward ${fmt(b.min)}/${fmt(b.avg)} ${scale}`);
-console.log(`  (median: forward ${fmt(f.med)} ${scale}, backward ${fmt(b.med)} ${scale}; ${variant} ${dtype} ${sizes.batch}x${sizes.features}x${sizes.state}, ${runs} runs)`);
+console.log(`  (median: forward ${fmt(f.med)} ${scale}, backward ${fmt(b.med)} ${scale}; ${variant} ${dtype} ${sizes.batch}x${sizes.features}x${sizes.state}${sequence ? ` T=${steps}` : ""}, ${runs} runs)`);
 
 const jsonPath = args.values.get("--json");
 if (jsonPath) {
@@ -110,7 +163,7 @@ if (jsonPath) {
     device,
     device_name: device === "cuda" ? `cuda (${info.cudaDevices} device${info.cudaDevices === 1 ? "" : "s"})` : cpus()[0]?.model ?? "cpu",
     results: [{
-      variant, dtype, batch: sizes.batch, features: sizes.features, state: sizes.state, steps: 1, runs,
+      variant, dtype, batch: sizes.batch, features: sizes.features, state: sizes.state, steps, runs,
       forward_us: f, backward_us: b, max_rel_err: maxRelErr,
     }],
   };
