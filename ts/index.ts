@@ -10,6 +10,7 @@ import { native, openNative } from "./native/library.ts";
 await openNative();
 
 export { LLTMFunction } from "./autograd.ts";
+export { loadCheckpoint, saveCheckpoint } from "./checkpoint.ts";
 export { cuda } from "./cuda.ts";
 export { Device, type DeviceKind, type DeviceLike } from "./device.ts";
 export { type DType } from "./dtype.ts";

@@ -6,6 +6,7 @@
  * device between steps.
  */
 import { LLTMFunction } from "./autograd.ts";
+import { loadCheckpoint, saveCheckpoint } from "./checkpoint.ts";
 import { Device, type DeviceLike } from "./device.ts";
 import type { DType } from "./dtype.ts";
 import { LLTMError } from "./errors.ts";
@@ -182,6 +183,37 @@ export class LLTM implements Disposable {
       return { ...result, dispose, [Symbol.dispose]: dispose };
     };
     return { outputs, h, c, backward, dispose: disposeAll, [Symbol.dispose]: disposeAll };
+  }
+
+  /** Writes the parameters to a safetensors file ("weights", "bias"), as PyTorch's LLTM names them. */
+  save(path: string): void {
+    saveCheckpoint(path, { weights: this.weights, bias: this.bias }, {
+      format: "lltm", input_features: String(this.inputFeatures), state_size: String(this.stateSize),
+    });
+  }
+
+  /** Loads parameters saved by save() (or by PyTorch's safetensors) after checking names, shapes and dtype. */
+  load(path: string): void {
+    const { tensors } = loadCheckpoint(path, { device: this.device });
+    try {
+      for (const p of this.parameters()) {
+        const t = tensors[p.name];
+        if (!t) throw new LLTMError("INVALID_ARGUMENT", `LLTM.load: ${path} has no tensor '${p.name}'`);
+        if (t.dtype !== p.value.dtype) {
+          throw new LLTMError("INVALID_DTYPE", `LLTM.load: ${path}: '${p.name}' is ${t.dtype}, the module is ${p.value.dtype}`);
+        }
+        if (!sameShape(t.shape, p.value.shape)) {
+          throw new LLTMError(
+            "SHAPE_MISMATCH",
+            `LLTM.load: ${path}: '${p.name}' has shape [${t.shape.join(", ")}], the module needs [${p.value.shape.join(", ")}]`,
+          );
+        }
+      }
+      this.weights.copyFrom(tensors.weights!);
+      this.bias.copyFrom(tensors.bias!);
+    } finally {
+      for (const t of Object.values(tensors)) t.dispose();
+    }
   }
 
   /** A copy of the module (parameters; gradients start at zero) on another device. */
