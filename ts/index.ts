@@ -1,13 +1,13 @@
 /**
  * lltm: the LLTM recurrent cell on native CPU and CUDA kernels, for Bun and Deno.
  *
- * Importing this module opens the native library (see native/library.ts for
- * where it is looked for); under Deno that needs --allow-ffi (and
- * --allow-env=LLTM_LIBRARY_PATH to honour the override).
+ * The native library is opened on first use (see native/library.ts for where
+ * it is looked for, and jit.ts for building it on demand); under Deno that
+ * needs --allow-ffi (and --allow-env=LLTM_LIBRARY_PATH to honour the override).
  */
-import { native, openNative } from "./native/library.ts";
+import { native, prepareBinding } from "./native/library.ts";
 
-await openNative();
+await prepareBinding();
 
 export { LLTMFunction } from "./autograd.ts";
 export { loadCheckpoint, saveCheckpoint } from "./checkpoint.ts";
@@ -15,6 +15,7 @@ export { cuda } from "./cuda.ts";
 export { Device, type DeviceKind, type DeviceLike } from "./device.ts";
 export { type DType } from "./dtype.ts";
 export { LLTMError, Status, type StatusName } from "./errors.ts";
+export { load, type LoadOptions, type LoadResult } from "./jit.ts";
 export { loadLibrary, type NativeLibrary } from "./native/library.ts";
 export { type LLTMBackwardResult, lltmBackward, type LLTMForwardResult, lltmForward } from "./ops/lltm.ts";
 export {

@@ -1,9 +1,11 @@
 /**
- * Opens liblltm once, under Bun or Deno, on first use.
+ * Opens liblltm under Bun or Deno.
  *
  * The path is LLTM_LIBRARY_PATH when set, else lib/ beside this package
- * (where `npm run build` puts it). The CUDA backend, liblltm_cuda, is found by
- * liblltm itself next to its own file.
+ * (where `npm run build` puts it); load() (ts/jit.ts) can name a just-built
+ * one instead. The library is opened on first use, so that importing the
+ * package works before anything is built. The CUDA backend, liblltm_cuda, is
+ * found by liblltm itself next to its own file.
  */
 import { LLTMError, statusName } from "../errors.ts";
 import type { NativeLibrary } from "./symbols.ts";
@@ -25,13 +27,13 @@ function runtimePlatform(): string {
   return (globalThis as { process?: { platform: string } }).process?.platform ?? "linux";
 }
 
-function environment(name: string): string | undefined {
+/** An environment variable, or undefined where it is unset or (Deno) not permitted. */
+export function environment(name: string): string | undefined {
   const deno = (globalThis as { Deno?: { env: { get(n: string): string | undefined } } }).Deno;
   try {
     if (deno) return deno.env.get(name);
     return (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env[name];
   } catch {
-    // Deno without --allow-env for this variable: use the default path.
     return undefined;
   }
 }
@@ -39,25 +41,32 @@ function environment(name: string): string | undefined {
 /** Whether this process runs under Bun (else Deno). */
 export const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";
 
+/** The file name of the library for this platform, e.g. liblltm.so. */
+export const libraryFile = libraryFileName();
+
 export function defaultLibraryPath(): string {
-  const url = new URL(`../../lib/${libraryFileName()}`, import.meta.url);
+  const url = new URL(`../../lib/${libraryFile}`, import.meta.url);
   return decodeURIComponent(url.pathname.replace(/^\/([A-Za-z]:)/, "$1"));
 }
 
+type Binding = { open(path: string): NativeLibrary };
+let binding: Binding | undefined;
 let loaded: NativeLibrary | undefined;
 
-/** Opens the library at `path` (the default or LLTM_LIBRARY_PATH when omitted) and checks its ABI version. */
-export async function loadLibrary(path?: string): Promise<NativeLibrary> {
-  const override = path === undefined ? environment("LLTM_LIBRARY_PATH") : path;
-  path = override || defaultLibraryPath();
-  const binding = isBun ? await import("./bun.ts") : await import("./deno.ts");
+/** Imports this runtime's FFI binding (index.ts awaits it once). */
+export async function prepareBinding(): Promise<void> {
+  binding ??= isBun ? await import("./bun.ts") : await import("./deno.ts");
+}
+
+function open(path: string, fromOverride: boolean): NativeLibrary {
+  if (!binding) throw new Error("lltm: the FFI binding is not ready; import lltm from its index module");
   let lib: NativeLibrary;
   try {
     lib = binding.open(path);
   } catch (e) {
-    const how = override
+    const how = fromOverride
       ? "LLTM_LIBRARY_PATH points to a missing or unloadable file; unset it or point it at a built liblltm"
-      : "build it with `npm run build` (or `bun run build`), or set LLTM_LIBRARY_PATH to a built liblltm";
+      : "build it with `npm run build` (or `bun run build`), call `await load()`, or set LLTM_LIBRARY_PATH to a built liblltm";
     throw new Error(`lltm: cannot load the native library at ${path}: ${(e as Error).message}\n${how}`);
   }
   const version = lib.lltm_abi_version();
@@ -69,14 +78,26 @@ export async function loadLibrary(path?: string): Promise<NativeLibrary> {
   return lib;
 }
 
-export async function openNative(): Promise<NativeLibrary> {
-  loaded ??= await loadLibrary();
-  return loaded;
+/** Opens the library at `path` (the default or LLTM_LIBRARY_PATH when omitted) without making it the one in use. */
+export async function loadLibrary(path?: string): Promise<NativeLibrary> {
+  await prepareBinding();
+  const override = path === undefined ? environment("LLTM_LIBRARY_PATH") : path;
+  return open(override || defaultLibraryPath(), Boolean(override));
 }
 
-/** The opened library; openNative() must have run (index.ts awaits it). */
+/** Makes the library at `path` the one this process uses; true if it now is (false when another one is already in use). */
+export function useLibrary(path: string): boolean {
+  if (loaded) return loaded.path === path;
+  loaded = open(path, false);
+  return true;
+}
+
+/** The library in use, opened on first call. */
 export function native(): NativeLibrary {
-  if (!loaded) throw new Error("lltm: the native library is not open yet; await openNative() first");
+  if (!loaded) {
+    const override = environment("LLTM_LIBRARY_PATH");
+    loaded = open(override || defaultLibraryPath(), Boolean(override));
+  }
   return loaded;
 }
 
