@@ -1,8 +1,9 @@
 /**
- * A forward and backward pass on CUDA in both dtypes, small and strided, for
+ * A forward and backward pass on CUDA in both dtypes, small and strided, then
+ * a module trained a few steps through time with Adam and SGD, for
  * `compute-sanitizer --tool memcheck bun scripts/sanitize.ts`.
  */
-import { cuda, lltmBackward, lltmForward, Tensor } from "../ts/index.ts";
+import { Adam, cuda, LLTM, lltmBackward, lltmForward, SGD, Tensor } from "../ts/index.ts";
 
 for (const dtype of ["float32", "float64"] as const) {
   for (const [B, F, S] of [[1, 1, 1], [3, 5, 7], [17, 33, 65]] as const) {
@@ -20,5 +21,22 @@ for (const dtype of ["float32", "float64"] as const) {
     g.dWeights.toTypedArray();
   }
 }
+for (const dtype of ["float32", "float64"] as const) {
+  using model = new LLTM(3, 5, { dtype, device: "cuda", seed: 1 });
+  using adam = new Adam(model.parameters(), { lr: 0.01 });
+  using sgd = new SGD(model.parameters(), { lr: 0.01, momentum: 0.9 });
+  using xs = Tensor.randn([6, 4, 3], { dtype, device: "cuda", seed: 2 });
+  const [h0, c0] = model.initialState(4);
+  for (let i = 0; i < 3; i++) {
+    using seq = model.sequence(xs, [h0, c0]);
+    using ones = Tensor.ones([6, 4, 5], { dtype, device: "cuda" });
+    model.zeroGrad();
+    using g = seq.backward(ones);
+    adam.step();
+    sgd.step();
+  }
+  h0.dispose();
+  c0.dispose();
+}
 cuda.synchronize();
-console.log("sanitize: forward and backward ran on CUDA");
+console.log("sanitize: forward, backward, sequences and optimizers ran on CUDA");
