@@ -75,17 +75,20 @@ LLTM_API int32_t lltm_forward(const lltm_tensor* input, const lltm_tensor* weigh
   });
 }
 
-LLTM_API int32_t lltm_backward(const lltm_tensor* grad_h, const lltm_tensor* grad_cell, const lltm_tensor* new_cell,
-                               const lltm_tensor* input_gate, const lltm_tensor* output_gate,
-                               const lltm_tensor* candidate_cell, const lltm_tensor* X,
-                               const lltm_tensor* gate_weights, const lltm_tensor* weights,
-                               const lltm_tensor* d_old_h, const lltm_tensor* d_input,
-                               const lltm_tensor* d_weights, const lltm_tensor* d_bias,
-                               const lltm_tensor* d_old_cell, int32_t dtype, int32_t device_kind,
-                               int32_t device_index) {
+LLTM_API int32_t lltm_backward_ex(const lltm_tensor* grad_h, const lltm_tensor* grad_cell,
+                                  const lltm_tensor* new_cell, const lltm_tensor* input_gate,
+                                  const lltm_tensor* output_gate, const lltm_tensor* candidate_cell,
+                                  const lltm_tensor* X, const lltm_tensor* gate_weights, const lltm_tensor* weights,
+                                  const lltm_tensor* d_old_h, const lltm_tensor* d_input,
+                                  const lltm_tensor* d_weights, const lltm_tensor* d_bias,
+                                  const lltm_tensor* d_old_cell, uint32_t flags, int32_t dtype, int32_t device_kind,
+                                  int32_t device_index) {
   return guard([&] {
     BackwardArgs args{grad_h,  grad_cell, new_cell,  input_gate, output_gate, candidate_cell, X,
-                      gate_weights, weights, d_old_h, d_input, d_weights, d_bias, d_old_cell, {}};
+                      gate_weights, weights, d_old_h, d_input, d_weights, d_bias, d_old_cell, {},
+                      (flags & LLTM_ACCUMULATE_PARAM_GRADS) != 0};
+    if ((flags & ~LLTM_ACCUMULATE_PARAM_GRADS) != 0)
+      fail(LLTM_ERR_INVALID_ARGUMENT, "lltm_backward_ex: unknown bits in flags " + std::to_string(flags));
     check_dtype(dtype, "lltm_backward");
     args.n = validate(args);
     const DeviceBackend* backend = device_for(device_kind, device_index, "lltm_backward");
@@ -94,6 +97,19 @@ LLTM_API int32_t lltm_backward(const lltm_tensor* grad_h, const lltm_tensor* gra
     else
       check(backend, backend->backward(&args, dtype, device_index));
   });
+}
+
+LLTM_API int32_t lltm_backward(const lltm_tensor* grad_h, const lltm_tensor* grad_cell, const lltm_tensor* new_cell,
+                               const lltm_tensor* input_gate, const lltm_tensor* output_gate,
+                               const lltm_tensor* candidate_cell, const lltm_tensor* X,
+                               const lltm_tensor* gate_weights, const lltm_tensor* weights,
+                               const lltm_tensor* d_old_h, const lltm_tensor* d_input,
+                               const lltm_tensor* d_weights, const lltm_tensor* d_bias,
+                               const lltm_tensor* d_old_cell, int32_t dtype, int32_t device_kind,
+                               int32_t device_index) {
+  return lltm_backward_ex(grad_h, grad_cell, new_cell, input_gate, output_gate, candidate_cell, X, gate_weights,
+                          weights, d_old_h, d_input, d_weights, d_bias, d_old_cell, 0, dtype, device_kind,
+                          device_index);
 }
 
 LLTM_API int32_t lltm_alloc(uint64_t bytes, int32_t device_kind, int32_t device_index, void** out) {

@@ -61,7 +61,8 @@ typedef enum lltm_status {
   LLTM_ERR_BACKEND_UNAVAILABLE = 6, /* the build or the machine lacks that backend */
   LLTM_ERR_OUT_OF_MEMORY = 7,
   LLTM_ERR_CUDA = 8,                /* a CUDA or cuBLAS call failed; the message has CUDA's text */
-  LLTM_ERR_INTERNAL = 9
+  LLTM_ERR_INTERNAL = 9,
+  LLTM_ERR_INVALID_ARGUMENT = 10    /* a flag or scalar argument out of range */
 } lltm_status;
 
 typedef enum lltm_dtype { LLTM_FLOAT32 = 0, LLTM_FLOAT64 = 1 } lltm_dtype;
@@ -107,6 +108,22 @@ LLTM_API int32_t lltm_backward(
     const lltm_tensor* d_old_h, const lltm_tensor* d_input, const lltm_tensor* d_weights,
     const lltm_tensor* d_bias, const lltm_tensor* d_old_cell,
     int32_t dtype, int32_t device_kind, int32_t device_index);
+
+/* Flags of lltm_backward_ex. */
+#define LLTM_ACCUMULATE_PARAM_GRADS 1u /* add d_weights and d_bias to the outputs' contents */
+
+/* lltm_backward with flags; with LLTM_ACCUMULATE_PARAM_GRADS the weights' and
+ * bias' gradients are added to what d_weights and d_bias hold (as autograd
+ * accumulates into .grad, e.g. over the steps of a sequence), the other
+ * outputs are written as by lltm_backward. */
+LLTM_API int32_t lltm_backward_ex(
+    const lltm_tensor* grad_h, const lltm_tensor* grad_cell, const lltm_tensor* new_cell,
+    const lltm_tensor* input_gate, const lltm_tensor* output_gate,
+    const lltm_tensor* candidate_cell, const lltm_tensor* X, const lltm_tensor* gate_weights,
+    const lltm_tensor* weights,
+    const lltm_tensor* d_old_h, const lltm_tensor* d_input, const lltm_tensor* d_weights,
+    const lltm_tensor* d_bias, const lltm_tensor* d_old_cell,
+    uint32_t flags, int32_t dtype, int32_t device_kind, int32_t device_index);
 
 /* Memory. Host memory is 64-byte aligned; device memory comes from a caching
  * pool on the device's stream. lltm_alloc stores the new block's address in

@@ -25,6 +25,7 @@ struct BackwardArgs {
       *gate_weights, *weights;
   const lltm_tensor *d_old_h, *d_input, *d_weights, *d_bias, *d_old_cell;
   Sizes n;
+  bool accumulate;  // add d_weights and d_bias to the outputs' contents
 };
 
 // Hyperparameters of an optimizer step; the tensors are contiguous and of equal sizes.

@@ -51,6 +51,7 @@ struct BackwardTensors {
   Accessor<T, 2> d_old_h, d_input, d_weights, d_old_cell;
   Accessor<T, 1> d_bias;
   int B, F, S;
+  bool accumulate;  // add to d_weights and d_bias instead of overwriting them
 };
 
 // The epilogue of the forward pass for one (b, s): g* include the bias.
@@ -168,13 +169,15 @@ __global__ void __launch_bounds__(kWarp* kWarpsPerBlock) backward_small(Backward
       T acc = 0;
 #pragma unroll 8
       for (int b = 0; b < t.B; ++b) acc += dG[int64_t(b) * G + n] * t.X[b][k];
-      t.d_weights[n][k] = acc;
+      T& w = t.d_weights[n][k];
+      w = (t.accumulate ? w : T(0)) + acc;
     } else {
       const int n = int(e - int64_t(G) * K);
       T acc = 0;
 #pragma unroll 8
       for (int b = 0; b < t.B; ++b) acc += dG[int64_t(b) * G + n];
-      t.d_bias[n] = acc;
+      T& db = t.d_bias[n];
+      db = (t.accumulate ? db : T(0)) + acc;
     }
   }
   const int lane = int(thread % kWarp);
@@ -233,7 +236,8 @@ __global__ void bias_sum(BackwardTensors<T> t, const T* dG) {
   for (int n = blockIdx.x * blockDim.x + threadIdx.x; n < G; n += gridDim.x * blockDim.x) {
     T sum = 0;
     for (int b = 0; b < t.B; ++b) sum += dG[int64_t(b) * G + n];
-    t.d_bias[n] = sum;
+    T& db = t.d_bias[n];
+    db = (t.accumulate ? db : T(0)) + sum;
   }
 }
 
@@ -284,16 +288,17 @@ void backward_small_launch(const BackwardTensors<T>& t, T* dG, int64_t pointwise
 #if LLTM_HAVE_CUBLAS
 // ---- cuBLAS helpers (column-major) ----
 
+// C = op(A) op(B) + beta C
 void gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* A, int lda,
-          const float* B, int ldb, float* C, int ldc) {
-  const float one = 1, zero = 0;
-  LLTM_CUDA_CHECK(cublasSgemm(h, ta, tb, m, n, k, &one, A, lda, B, ldb, &zero, C, ldc));
+          const float* B, int ldb, float* C, int ldc, float beta = 0) {
+  const float one = 1;
+  LLTM_CUDA_CHECK(cublasSgemm(h, ta, tb, m, n, k, &one, A, lda, B, ldb, &beta, C, ldc));
 }
 
 void gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const double* A, int lda,
-          const double* B, int ldb, double* C, int ldc) {
-  const double one = 1, zero = 0;
-  LLTM_CUDA_CHECK(cublasDgemm(h, ta, tb, m, n, k, &one, A, lda, B, ldb, &zero, C, ldc));
+          const double* B, int ldb, double* C, int ldc, double beta = 0) {
+  const double one = 1;
+  LLTM_CUDA_CHECK(cublasDgemm(h, ta, tb, m, n, k, &one, A, lda, B, ldb, &beta, C, ldc));
 }
 
 // A row-major [rows, cols] tensor as cuBLAS sees it: `data` with leading
@@ -343,7 +348,7 @@ BackwardTensors<T> backward_tensors(const BackwardArgs& a) {
           accessor<T, 2>(*a.d_input),           accessor<T, 2>(*a.d_weights),
           accessor<T, 2>(*a.d_old_cell),        accessor1<T>(*a.d_bias),
           int(a.n.batch),                       int(a.n.features),
-          int(a.n.state)};
+          int(a.n.state),                       a.accumulate};
 }
 
 template <typename T>
@@ -396,29 +401,34 @@ void backward(const BackwardArgs& a, int32_t dtype, DeviceState& dev) {
   const Scratch w_scratch = blas_scratch(*a.weights, dtype);
   const BlasMatrix<T> W = blas_matrix<T>(*a.weights, w_scratch, dtype, dev.stream);
 
-  // Results land in the outputs when they are row-major, else in scratch and then a strided copy.
-  auto product = [&](const lltm_tensor& out, auto&& compute) {
+  // Results land in the outputs when they are row-major, else in scratch and
+  // then a strided copy (or sum, when accumulating).
+  auto product = [&](const lltm_tensor& out, bool accumulate, auto&& compute) {
     if (row_major(out)) {
-      compute(static_cast<T*>(out.data), int(out.strides[0]));
+      compute(static_cast<T*>(out.data), int(out.strides[0]), T(accumulate ? 1 : 0));
       return;
     }
     Scratch staged(size_t(out.sizes[0] * out.sizes[1]) * sizeof(T));
-    compute(staged.as<T>(), int(out.sizes[1]));
-    strided_copy(out, contiguous_like(out, staged.as<void>()), dtype, dev.stream);
+    compute(staged.as<T>(), int(out.sizes[1]), T(0));
+    const lltm_tensor c = contiguous_like(out, staged.as<void>());
+    if (accumulate)
+      strided_axpy(out, 1.0, c, dtype, dev.stream);
+    else
+      strided_copy(out, c, dtype, dev.stream);
   };
   // d_weights [3S, K] row-major = column-major [K, 3S] = X^T [K, B] . dG [B, 3S].
-  product(*a.d_weights, [&](T* C, int ldc) {
+  product(*a.d_weights, a.accumulate, [&](T* C, int ldc, T beta) {
     gemm(dev.blas, X.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_T, int(K), int(G), int(B), X.data, X.ld, dG,
-         int(G), C, ldc);
+         int(G), C, ldc, beta);
   });
   // dX [B, K] = dG W; its column blocks are d_old_h (W's first S columns) and d_input.
   // Column-major: d_old_h^T [S, B] = W[:, :S]^T [S, 3S] . dG^T [3S, B].
   auto columns = [&](int64_t first) { return W.transposed ? W.data + first * W.ld : W.data + first; };
-  product(*a.d_old_h, [&](T* C, int ldc) {
+  product(*a.d_old_h, false, [&](T* C, int ldc, T) {
     gemm(dev.blas, W.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, int(S), int(B), int(G), columns(0), W.ld,
          dG, int(G), C, ldc);
   });
-  product(*a.d_input, [&](T* C, int ldc) {
+  product(*a.d_input, false, [&](T* C, int ldc, T) {
     gemm(dev.blas, W.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, int(F), int(B), int(G), columns(S), W.ld,
          dG, int(G), C, ldc);
   });

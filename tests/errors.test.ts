@@ -147,6 +147,27 @@ test("C ABI: unknown dtype, unknown device and a CPU index other than 0 are refu
   for (const r of [dtype, kind, index]) assert(r.untouched, "outputs untouched");
 });
 
+test("C ABI: unknown flags of lltm_backward_ex are refused", () => {
+  using a = inputs();
+  using fw = lltmForward(a.input, a.weights, a.bias, a.oldH, a.oldCell);
+  using g = Tensor.ones([B, S], { dtype: "float64" });
+  const outs = [[B, S], [B, F], [3 * S, S + F], [3 * S], [B, S]].map((s) => Tensor.full(s, SENTINEL, { dtype: "float64" }));
+  try {
+    const ins = [g, g, fw.newCell, fw.inputGate, fw.outputGate, fw.candidateCell, fw.X, fw.gateWeights, a.weights, ...outs];
+    const slots = ins.map((t, i) => describe(i, t));
+    const lib = native();
+    const status = lib.lltm_backward_ex(
+      slots[0]!, slots[1]!, slots[2]!, slots[3]!, slots[4]!, slots[5]!, slots[6]!, slots[7]!, slots[8]!, slots[9]!,
+      slots[10]!, slots[11]!, slots[12]!, slots[13]!, 6, 1, 0, 0,
+    );
+    assertEquals(status, 10);
+    assert(/unknown bits in flags 6/.test(lib.lltm_last_error()), lib.lltm_last_error());
+    assert(outs.every((t) => t.toTypedArray().every((v) => v === SENTINEL)), "outputs untouched");
+  } finally {
+    for (const t of outs) t.dispose();
+  }
+});
+
 test("C ABI: strided (transposed) outputs receive the same values", () => {
   using a = inputs();
   using ref = lltmForward(a.input, a.weights, a.bias, a.oldH, a.oldCell);

@@ -11,7 +11,8 @@ test("load() builds, then finds the build up to date, then recompiles only a cha
   const work = mkdtempSync(join(tmpdir(), "lltm-jit-"));
   const sources = join(work, "src");
   for (const entry of ["CMakeLists.txt", "cmake", "csrc", "cuda"]) cpSync(join(root, entry), join(sources, entry), { recursive: true });
-  const options = { sourceDir: sources, cacheDir: join(work, "cache"), cuda: "off" as const };
+  // use: false, so that the library the other tests use stays the package's.
+  const options = { sourceDir: sources, cacheDir: join(work, "cache"), cuda: "off" as const, use: false };
 
   const first = await load(options);
   assert(first.rebuilt, "the first load builds");

@@ -1,7 +1,7 @@
 /** The LLTM module, backpropagation through time, and the optimizers. */
 import fc from "fast-check";
 
-import { Adam, type DType, LLTM, lltmForward, SGD, sequenceGradcheck, Tensor } from "../ts/index.ts";
+import { Adam, type DType, LLTM, lltmBackward, lltmBackwardAccumulate, lltmForward, SGD, sequenceGradcheck, Tensor } from "../ts/index.ts";
 import { assert, assertEquals, assertThrowsLLTM, cudaSkipReason, test } from "./harness.ts";
 import { tolerance } from "./helpers.ts";
 
@@ -105,3 +105,28 @@ test("optimizer hyperparameters out of range are refused by name", () => {
   using adam = new Adam(m.parameters(), { lr: -1 });
   assertThrowsLLTM(() => adam.step(), "INVALID_SHAPE", /'lr' must be in/);
 });
+
+for (const [device, skip] of devices) {
+  test(`lltmBackwardAccumulate adds the parameter gradients to what they hold, on ${device}`, () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 20 }), fc.integer({ min: 1, max: 20 }), fc.integer({ min: 1, max: 40 }), fc.constantFrom<DType>("float32", "float64"), (B, F, S, dtype) => {
+        const o = { dtype, device };
+        using x = Tensor.randn([B, F], { ...o, seed: 1 }), w = Tensor.randn([3 * S, S + F], { ...o, seed: 2 });
+        using b = Tensor.randn([3 * S], { ...o, seed: 3 }), h = Tensor.randn([B, S], { ...o, seed: 4 });
+        using c = Tensor.randn([B, S], { ...o, seed: 5 }), gh = Tensor.randn([B, S], { ...o, seed: 6 });
+        using gc = Tensor.randn([B, S], { ...o, seed: 7 });
+        using fw = lltmForward(x, w, b, h, c);
+        const saved = [fw.newCell, fw.inputGate, fw.outputGate, fw.candidateCell, fw.X, fw.gateWeights, w] as const;
+        using plain = lltmBackward(gh, gc, ...saved);
+        using dW = Tensor.randn([3 * S, S + F], { ...o, seed: 8 }), dB = Tensor.randn([3 * S], { ...o, seed: 9 });
+        const w0 = dW.toTypedArray(), b0 = dB.toTypedArray();
+        using acc = lltmBackwardAccumulate(gh, gc, ...saved, dW, dB);
+        assertClose(dW.toTypedArray(), w0.map((v, i) => v + plain.dWeights.toTypedArray()[i]!), dtype, "d_weights");
+        assertClose(dB.toTypedArray(), b0.map((v, i) => v + plain.dBias.toTypedArray()[i]!), dtype, "d_bias");
+        assertEquals(Array.from(acc.dInput.toTypedArray()), Array.from(plain.dInput.toTypedArray()));
+        assertEquals(Array.from(acc.dOldCell.toTypedArray()), Array.from(plain.dOldCell.toTypedArray()));
+      }),
+      { numRuns: 20 },
+    );
+  }, { skip });
+}

@@ -5,7 +5,10 @@
  * are released once backward has run or when the function is disposed; the
  * outputs newH and newCell live until dispose().
  */
-import { type LLTMBackwardResult, lltmBackward, type LLTMForwardResult, lltmForward } from "./ops/lltm.ts";
+import {
+  type LLTMBackwardResult, lltmBackward, lltmBackwardAccumulate, type LLTMForwardResult, lltmForward,
+  type LLTMStateGradients,
+} from "./ops/lltm.ts";
 import { LLTMError } from "./errors.ts";
 import type { Tensor } from "./tensor.ts";
 
@@ -39,6 +42,24 @@ export class LLTMFunction implements Disposable {
     }
     const f = saved.forward;
     const grads = lltmBackward(gradH, gradCell, f.newCell, f.inputGate, f.outputGate, f.candidateCell, f.X, f.gateWeights, saved.weights);
+    this.releaseSaved();
+    return grads;
+  }
+
+  /**
+   * backward that adds the weights' and bias' gradients to `into` (as
+   * autograd accumulates into .grad) and returns the others; runs once.
+   */
+  backwardAccumulate(gradH: Tensor, gradCell: Tensor, into: { dWeights: Tensor; dBias: Tensor }): LLTMStateGradients {
+    const saved = this.saved;
+    if (!saved) {
+      throw new LLTMError("INVALID_ARGUMENT", "LLTMFunction.backward: backward has already run or the function was disposed");
+    }
+    const f = saved.forward;
+    const grads = lltmBackwardAccumulate(
+      gradH, gradCell, f.newCell, f.inputGate, f.outputGate, f.candidateCell, f.X, f.gateWeights, saved.weights,
+      into.dWeights, into.dBias,
+    );
     this.releaseSaved();
     return grads;
   }

@@ -12,6 +12,7 @@ export const Status = {
   OUT_OF_MEMORY: 7,
   CUDA: 8,
   INTERNAL: 9,
+  INVALID_ARGUMENT: 10,
 } as const;
 
 export type StatusName = keyof typeof Status;
@@ -19,8 +20,8 @@ export type StatusName = keyof typeof Status;
 const names = Object.fromEntries(Object.entries(Status).map(([k, v]) => [v, k])) as Record<number, StatusName>;
 
 export class LLTMError extends Error {
-  /** The failure's kind; "INVALID_ARGUMENT" for errors found in TypeScript before any native call. */
-  readonly code: StatusName | "INVALID_ARGUMENT" | "DISPOSED";
+  /** The failure's kind: a status of the C ABI, or "DISPOSED" for a tensor used after dispose(). */
+  readonly code: StatusName | "DISPOSED";
   constructor(code: LLTMError["code"], message: string) {
     super(message);
     this.name = "LLTMError";

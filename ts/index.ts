@@ -17,7 +17,10 @@ export { type DType } from "./dtype.ts";
 export { LLTMError, Status, type StatusName } from "./errors.ts";
 export { load, type LoadOptions, type LoadResult } from "./jit.ts";
 export { loadLibrary, type NativeLibrary } from "./native/library.ts";
-export { type LLTMBackwardResult, lltmBackward, type LLTMForwardResult, lltmForward } from "./ops/lltm.ts";
+export {
+  type LLTMBackwardResult, lltmBackward, lltmBackwardAccumulate, type LLTMForwardResult, lltmForward,
+  type LLTMStateGradients,
+} from "./ops/lltm.ts";
 export {
   type Matrix, referenceBackward, referenceBackwardMatrices, referenceForward, referenceForwardMatrices,
   relativeError, type ReferenceBackward, type ReferenceForward, toMatrix,

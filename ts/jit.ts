@@ -29,6 +29,8 @@ export interface LoadOptions {
   buildType?: "Release" | "Debug";
   /** The project folder holding CMakeLists.txt, csrc/ and cuda/ (default: this package). */
   sourceDir?: string;
+  /** Make the result the library this process uses (default true; false only builds). */
+  use?: boolean;
 }
 
 export interface LoadResult {
@@ -100,8 +102,10 @@ export async function load(options: LoadOptions = {}): Promise<LoadResult> {
       unlock();
     }
   }
-  const inUse = useLibrary(library);
-  say(inUse ? `loaded ${library}` : `built ${library}, but another lltm library is already in use in this process`);
+  const inUse = options.use === false ? false : useLibrary(library);
+  if (options.use !== false) {
+    say(inUse ? `loaded ${library}` : `built ${library}, but another lltm library is already in use in this process`);
+  }
   return { path: library, rebuilt, inUse, buildDir, log };
 }
 

@@ -98,6 +98,10 @@ export class LLTM implements Disposable {
     ];
   }
 
+  private gradients(): { dWeights: Tensor; dBias: Tensor } {
+    return { dWeights: this.weightsGrad, dBias: this.biasGrad };
+  }
+
   zeroGrad(): void {
     this.weightsGrad.fill(0);
     this.biasGrad.fill(0);
@@ -112,16 +116,7 @@ export class LLTM implements Disposable {
   /** One step: input [B, F] and state ([B, S], [B, S]). */
   forward(input: Tensor, [h, c]: State): LLTMStep {
     const fn = LLTMFunction.forward(input, this.weights, this.bias, h, c);
-    const accumulate = (gradH: Tensor, gradCell: Tensor) => {
-      const g = fn.backward(gradH, gradCell);
-      this.weightsGrad.add_(g.dWeights);
-      this.biasGrad.add_(g.dBias);
-      g.dWeights.dispose();
-      g.dBias.dispose();
-      const rest = { dInput: g.dInput, dOldH: g.dOldH, dOldCell: g.dOldCell };
-      const dispose = () => [rest.dInput, rest.dOldH, rest.dOldCell].forEach((t) => t.dispose());
-      return { ...rest, dispose, [Symbol.dispose]: dispose };
-    };
+    const accumulate = (gradH: Tensor, gradCell: Tensor) => fn.backwardAccumulate(gradH, gradCell, this.gradients());
     const dispose = () => fn.dispose();
     return { newH: fn.newH, newCell: fn.newCell, backward: accumulate, dispose, [Symbol.dispose]: dispose };
   }
@@ -158,25 +153,26 @@ export class LLTM implements Disposable {
         throw new LLTMError("SHAPE_MISMATCH", `LLTM.sequence backward: 'gradOutputs' must have shape [${T}, ${B}, ${S}], got [${gradOutputs.shape.join(", ")}]`);
       }
       const dInputs = Tensor.empty([T, B, F], o);
+      // The carried gradients are the previous step's outputs (ours to change), so
+      // a step costs one backward, one add and one copy on the device.
       let carryH = gradState ? gradState[0].clone() : Tensor.zeros([B, S], o);
       let carryC = gradState ? gradState[1].clone() : Tensor.zeros([B, S], o);
+      const into = this.gradients();
       for (let t = T - 1; t >= 0; t--) {
         if (gradOutputs) {
           using g = stepOf(gradOutputs, t, [B, S]);
           carryH.add_(g);
         }
-        const grads = steps[t]!.backward(carryH, carryC);
-        this.weightsGrad.add_(grads.dWeights);
-        this.biasGrad.add_(grads.dBias);
+        const grads = steps[t]!.backwardAccumulate(carryH, carryC, into);
         {
           using slot = stepOf(dInputs, t, [B, F]);
           slot.copyFrom(grads.dInput);
         }
+        grads.dInput.dispose();
         carryH.dispose();
         carryC.dispose();
-        carryH = grads.dOldH.clone();
-        carryC = grads.dOldCell.clone();
-        grads.dispose();
+        carryH = grads.dOldH;
+        carryC = grads.dOldCell;
       }
       const result = { dInputs, dH0: carryH, dC0: carryC };
       const dispose = () => [dInputs, carryH, carryC].forEach((t) => t.dispose());

@@ -252,7 +252,7 @@ void backward(const BackwardArgs& args) {
     backward_pointwise(views, s0, s1);
     for (int64_t gate = 0; gate < 3; ++gate) {
       const int64_t n0 = gate * S + s0, count = s1 - s0;
-      store_row(&d_bias[n0], d_bias.stride, d_gates + n0, count, true);
+      store_row(&d_bias[n0], d_bias.stride, d_gates + n0, count, !args.accumulate);
       for (int64_t b = 1; b < B; ++b) store_row(&d_bias[n0], d_bias.stride, d_gates + b * 3 * S + n0, count, false);
     }
   });
@@ -280,7 +280,7 @@ void backward(const BackwardArgs& args) {
               [&](int64_t i0, int64_t rows, int64_t k, int64_t count, const T* tile, int64_t ld, bool first) {
                 for (int64_t i = 0; i < rows; ++i) {
                   const auto row = d_weights[i0 + i];
-                  store_row(&row[k], row.stride, tile + i * ld, count, first);
+                  store_row(&row[k], row.stride, tile + i * ld, count, first && !args.accumulate);
                 }
               });
     auto gate_row = [&](int64_t b) { return static_cast<const T*>(d_gates + b * G); };

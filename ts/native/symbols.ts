@@ -34,6 +34,10 @@ export const symbols = {
   //                       gate_weights, weights, d_old_h, d_input, d_weights, d_bias, d_old_cell,
   //                       dtype, device_kind, device_index)
   lltm_backward: { args: backwardArgs, returns: "i32" },
+  // int32_t lltm_backward_ex(grad_h, grad_cell, new_cell, input_gate, output_gate, candidate_cell, X,
+  //                          gate_weights, weights, d_old_h, d_input, d_weights, d_bias, d_old_cell,
+  //                          uint32_t flags, dtype, device_kind, device_index)
+  lltm_backward_ex: { args: [T, T, T, T, T, T, T, T, T, T, T, T, T, T, "u32", "i32", "i32", "i32"], returns: "i32" },
   // int32_t lltm_alloc(uint64_t bytes, int32_t device_kind, int32_t device_index, void** out)
   lltm_alloc: { args: ["u64", "i32", "i32", "buffer"], returns: "i32" },
   // int32_t lltm_free(void* data, int32_t device_kind, int32_t device_index)

@@ -121,15 +121,14 @@ export function lltmForward(input: Tensor, weights: Tensor, bias: Tensor, oldH: 
  * Gradients of the step from gradH and gradCell (of newH and newCell) and what
  * lltmForward saved, in the tutorial's argument order.
  */
-export function lltmBackward(
-  gradH: Tensor, gradCell: Tensor, newCell: Tensor, inputGate: Tensor, outputGate: Tensor,
-  candidateCell: Tensor, X: Tensor, gateWeights: Tensor, weights: Tensor,
-): LLTMBackwardResult {
-  const fn = "lltmBackward";
+function checkBackward(
+  fn: string, gradH: Tensor, gradCell: Tensor, newCell: Tensor, inputGate: Tensor, outputGate: Tensor,
+  candidateCell: Tensor, X: Tensor, gateWeights: Tensor, weights: Tensor, extra: Named = [],
+): { dtype: Tensor["dtype"]; device: Device; B: number; F: number; S: number } {
   const { dtype, device } = checkCommon(fn, [
     ["grad_h", gradH], ["grad_cell", gradCell], ["new_cell", newCell], ["input_gate", inputGate],
     ["output_gate", outputGate], ["candidate_cell", candidateCell], ["X", X], ["gate_weights", gateWeights],
-    ["weights", weights],
+    ["weights", weights], ...extra,
   ]);
   expectRank(fn, "grad_h", gradH, 2);
   expectRank(fn, "X", X, 2);
@@ -144,7 +143,21 @@ export function lltmBackward(
   }
   expectShape(fn, "gate_weights", gateWeights, [B, 3 * S], "(B, 3S)");
   expectShape(fn, "weights", weights, [3 * S, S + F], "(3S, S+F)");
+  return { dtype, device, B, F, S };
+}
 
+/**
+ * Gradients of the step from gradH and gradCell (of newH and newCell) and what
+ * lltmForward saved, in the tutorial's argument order.
+ */
+export function lltmBackward(
+  gradH: Tensor, gradCell: Tensor, newCell: Tensor, inputGate: Tensor, outputGate: Tensor,
+  candidateCell: Tensor, X: Tensor, gateWeights: Tensor, weights: Tensor,
+): LLTMBackwardResult {
+  const { dtype, device, B, F, S } = checkBackward(
+    "lltmBackward", gradH, gradCell, newCell, inputGate, outputGate, candidateCell, X, gateWeights, weights,
+  );
+  const bs = [B, S];
   const out = allocateGroup([bs, [B, F], [3 * S, S + F], [3 * S], bs], dtype, device);
   const lib = native();
   const status = lib.lltm_backward(
@@ -160,3 +173,41 @@ export function lltmBackward(
     dispose, [Symbol.dispose]: dispose,
   };
 }
+
+export interface LLTMStateGradients extends Disposable {
+  dOldH: Tensor;
+  dInput: Tensor;
+  dOldCell: Tensor;
+  dispose(): void;
+}
+
+/**
+ * lltmBackward that adds the weights' and bias' gradients to dWeights and
+ * dBias (as autograd accumulates into .grad) and returns the others.
+ */
+export function lltmBackwardAccumulate(
+  gradH: Tensor, gradCell: Tensor, newCell: Tensor, inputGate: Tensor, outputGate: Tensor,
+  candidateCell: Tensor, X: Tensor, gateWeights: Tensor, weights: Tensor, dWeights: Tensor, dBias: Tensor,
+): LLTMStateGradients {
+  const { dtype, device, B, F, S } = checkBackward(
+    "lltmBackwardAccumulate", gradH, gradCell, newCell, inputGate, outputGate, candidateCell, X, gateWeights, weights,
+    [["d_weights", dWeights], ["d_bias", dBias]],
+  );
+  expectShape("lltmBackwardAccumulate", "d_weights", dWeights, [3 * S, S + F], "(3S, S+F)");
+  expectShape("lltmBackwardAccumulate", "d_bias", dBias, [3 * S], "(3S)");
+  const bs = [B, S];
+  const out = allocateGroup([bs, [B, F], bs], dtype, device);
+  const lib = native();
+  const status = lib.lltm_backward_ex(
+    describe(0, gradH), describe(1, gradCell), describe(2, newCell), describe(3, inputGate),
+    describe(4, outputGate), describe(5, candidateCell), describe(6, X), describe(7, gateWeights),
+    describe(8, weights), describe(9, out[0]!), describe(10, out[1]!), describe(11, dWeights),
+    describe(12, dBias), describe(13, out[2]!),
+    ACCUMULATE_PARAM_GRADS, dtypeCode[dtype], device.kindCode, device.index,
+  );
+  const dispose = settle(status, out);
+  return { dOldH: out[0]!, dInput: out[1]!, dOldCell: out[2]!, dispose, [Symbol.dispose]: dispose };
+}
+
+/** LLTM_ACCUMULATE_PARAM_GRADS of csrc/lltm.h. */
+const ACCUMULATE_PARAM_GRADS = 1;
