@@ -7,8 +7,11 @@ import { backendInfo, LLTMError } from "../ts/index.ts";
 type Body = () => void | Promise<void>;
 
 interface BunTest {
-  test: ((name: string, fn: Body) => void) & { skip: (name: string, fn: Body) => void };
+  test: ((name: string, fn: Body, timeoutMs?: number) => void) & { skip: (name: string, fn: Body) => void };
 }
+
+// Bun's default of 5 s per test is too short for the just-in-time build on a slow machine.
+const TIMEOUT_MS = 10 * 60 * 1000;
 
 const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";
 const bunTest: BunTest | undefined = isBun ? ((await import("bun:test")) as unknown as BunTest) : undefined;
@@ -21,7 +24,7 @@ export function test(name: string, fn: Body, options: { skip?: string | false } 
     else Deno.test({ name, fn, ignore: true });
     return;
   }
-  if (bunTest) bunTest.test(name, fn);
+  if (bunTest) bunTest.test(name, fn, TIMEOUT_MS);
   else Deno.test({ name, fn, sanitizeResources: false, sanitizeOps: false });
 }
 

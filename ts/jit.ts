@@ -85,7 +85,10 @@ export async function load(options: LoadOptions = {}): Promise<LoadResult> {
           log += (r.stdout ?? "") + (r.stderr ?? "");
           if (options.verbose) process.stdout.write((r.stdout ?? "") + (r.stderr ?? ""));
           if (r.error) throw new LLTMError("INTERNAL", `load: cmake could not run (${r.error.message}); install CMake >= 3.24`);
-          if (r.status !== 0) throw new LLTMError("INTERNAL", `load: the build failed (cmake ${args[0]}):\n${(r.stdout ?? "") + (r.stderr ?? "")}`);
+          if (r.status !== 0) {
+            const how = r.signal ? `killed by ${r.signal}` : `exit status ${r.status}`;
+            throw new LLTMError("INTERNAL", `load: the build failed (cmake ${args[0]}, ${how}):\n${(r.stdout ?? "") + (r.stderr ?? "")}`);
+          }
         };
         if (!existsSync(join(buildDir, "CMakeCache.txt"))) {
           run(["-S", sourceDir, "-B", buildDir, ...(ninja ? ["-G", "Ninja"] : []), `-DCMAKE_BUILD_TYPE=${buildType}`,
