@@ -21,25 +21,33 @@ test("LLTM initialises weights [3S, S+F] and bias [3S] uniformly in ±1/√S, re
 });
 
 test("a module step is the op, and its gradients accumulate until zeroGrad", () => {
-  using m = new LLTM(3, 4, { seed: 1, dtype: "float64" });
-  using x = Tensor.randn([2, 3], { dtype: "float64", seed: 2 });
-  const [h, c] = m.initialState(2);
-  using step = m.forward(x, [h, c]);
-  using direct = lltmForward(x, m.weights, m.bias, h, c);
-  assertEquals(step.newH.toArray(), direct.newH.toArray());
-  using gh = Tensor.ones([2, 4], { dtype: "float64" });
-  using gc = Tensor.zeros([2, 4], { dtype: "float64" });
-  step.backward(gh, gc).dispose();
-  const once = m.weightsGrad.toTypedArray();
-  using again = m.forward(x, [h, c]);
-  again.backward(gh, gc).dispose();
-  const twice = m.weightsGrad.toTypedArray();
-  assert(twice.every((v, i) => Math.abs(v - 2 * once[i]!) <= 1e-12 * (1 + Math.abs(v))), "gradients add up");
-  assertThrowsLLTM(() => step.backward(gh, gc), "INVALID_ARGUMENT", /already run/);
-  m.zeroGrad();
-  assert(m.weightsGrad.toTypedArray().every((v) => v === 0), "zeroGrad clears");
-  h.dispose();
-  c.dispose();
+  const sizes = fc.record({ F: fc.integer({ min: 1, max: 9 }), S: fc.integer({ min: 1, max: 17 }), B: fc.integer({ min: 1, max: 7 }) });
+  fc.assert(
+    fc.property(sizes, fc.constantFrom<DType>("float32", "float64"), fc.integer({ min: 0, max: 1000 }), ({ F, S, B }, dtype, seed) => {
+      using m = new LLTM(F, S, { seed, dtype });
+      using x = Tensor.randn([B, F], { dtype, seed: seed + 1 });
+      const [h, c] = m.initialState(B);
+      try {
+        using step = m.forward(x, [h, c]);
+        using direct = lltmForward(x, m.weights, m.bias, h, c);
+        assertEquals(step.newH.toArray(), direct.newH.toArray());
+        using gh = Tensor.ones([B, S], { dtype });
+        using gc = Tensor.zeros([B, S], { dtype });
+        step.backward(gh, gc).dispose();
+        const once = m.weightsGrad.toTypedArray();
+        using again = m.forward(x, [h, c]);
+        again.backward(gh, gc).dispose();
+        assertClose(m.weightsGrad.toTypedArray(), once.map((v) => 2 * v), dtype, "accumulated d_weights");
+        assertThrowsLLTM(() => step.backward(gh, gc), "INVALID_ARGUMENT", /already run/);
+        m.zeroGrad();
+        assert(m.weightsGrad.toTypedArray().every((v) => v === 0), "zeroGrad clears");
+      } finally {
+        h.dispose();
+        c.dispose();
+      }
+    }),
+    { numRuns: 20 },
+  );
 });
 
 for (const [device, skip] of devices) {
