@@ -78,21 +78,7 @@ export function gradcheck(options: GradcheckOptions = {}): GradcheckResult {
     for (const t of args) t.dispose();
   }
 
-  const errors = {} as GradcheckResult["errors"];
-  for (const n of names) {
-    const v = values[n];
-    const numeric = new Float64Array(v.length);
-    for (let i = 0; i < v.length; i++) {
-      const x = v[i]!;
-      v[i] = x + eps;
-      const up = loss();
-      v[i] = x - eps;
-      const down = loss();
-      v[i] = x;
-      numeric[i] = (up - down) / (2 * eps);
-    }
-    errors[n] = relativeError(analytic[n], numeric);
-  }
+  const errors = compareWithCentralDifferences(values, analytic, loss, eps);
   return { errors, maxError: Math.max(...Object.values(errors)) };
 }
 
@@ -152,20 +138,32 @@ export function sequenceGradcheck(options: SequenceGradcheckOptions = {}): Seque
   };
 
   const { analytic } = run(true);
-  const errors = {} as SequenceGradcheckResult["errors"];
-  for (const n of names) {
+  const errors = compareWithCentralDifferences(values, analytic!, () => run(false).loss, eps);
+  return { errors, maxError: Math.max(...Object.values(errors)) };
+}
+
+/**
+ * For every element of every input in `values`: (loss(x + eps) - loss(x - eps)) / 2eps,
+ * changing `values` in place and restoring it; returns each input's relative
+ * error between `analytic` and these numerical gradients.
+ */
+function compareWithCentralDifferences<K extends string>(
+  values: Record<K, Float64Array>, analytic: Record<K, ArrayLike<number>>, loss: () => number, eps: number,
+): Record<K, number> {
+  const errors = {} as Record<K, number>;
+  for (const n of Object.keys(values) as K[]) {
     const v = values[n];
     const numeric = new Float64Array(v.length);
     for (let i = 0; i < v.length; i++) {
       const x = v[i]!;
       v[i] = x + eps;
-      const up = run(false).loss;
+      const up = loss();
       v[i] = x - eps;
-      const down = run(false).loss;
+      const down = loss();
       v[i] = x;
       numeric[i] = (up - down) / (2 * eps);
     }
-    errors[n] = relativeError(analytic![n], numeric);
+    errors[n] = relativeError(analytic[n], numeric);
   }
-  return { errors, maxError: Math.max(...Object.values(errors)) };
+  return errors;
 }
