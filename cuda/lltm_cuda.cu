@@ -91,6 +91,9 @@ __global__ void __launch_bounds__(kWarp* kWarpsPerBlock) forward_small(ForwardTe
   const int b = int(out / t.S), s = int(out % t.S), K = t.S + t.F;
   const auto w0 = t.weights[s], w1 = t.weights[t.S + s], w2 = t.weights[2 * t.S + s];
   const auto h = t.old_h[b], x = t.input[b];
+  // The epilogue's operands are loaded now, so that their latency overlaps the reduction's.
+  const int gate = lane < 3 ? lane : 2;
+  const T bias = t.bias[gate * t.S + s], old_cell = t.old_cell[b][s];
   T acc0 = 0, acc1 = 0, acc2 = 0;
   // No stores in this loop: the loads of several iterations are then issued together.
 #pragma unroll 4
@@ -104,8 +107,7 @@ __global__ void __launch_bounds__(kWarp* kWarpsPerBlock) forward_small(ForwardTe
   acc1 = warp_sum(acc1);
   acc2 = warp_sum(acc2);
   // Lanes 0, 1 and 2 finish one gate each, in parallel.
-  const int gate = lane < 3 ? lane : 2;
-  const T g = (gate == 0 ? acc0 : gate == 1 ? acc1 : acc2) + t.bias[gate * t.S + s];
+  const T g = (gate == 0 ? acc0 : gate == 1 ? acc1 : acc2) + bias;
   const T activated = gate < 2 ? sigmoid(g) : (g > T(0) ? g : expm1_of(g));
   if (lane < 3) {
     t.gates[b][gate * t.S + s] = g;
@@ -114,7 +116,7 @@ __global__ void __launch_bounds__(kWarp* kWarpsPerBlock) forward_small(ForwardTe
   const T i = __shfl_sync(0xffffffffu, activated, 0), o = __shfl_sync(0xffffffffu, activated, 1),
           z = __shfl_sync(0xffffffffu, activated, 2);
   if (lane == 0) {
-    const T cell = t.old_cell[b][s] + z * i;
+    const T cell = old_cell + z * i;
     t.new_cell[b][s] = cell;
     t.new_h[b][s] = tanh_of(cell) * o;
   }
@@ -123,16 +125,17 @@ __global__ void __launch_bounds__(kWarp* kWarpsPerBlock) forward_small(ForwardTe
 }
 
 // Gradient of the loss with respect to gate n (before its activation) of batch row b.
+// Every operand is loaded up front, whatever the gate, so that the loads
+// overlap instead of waiting on each other through the branches.
 template <typename T>
 __device__ __forceinline__ T gate_gradient(const BackwardTensors<T>& t, int b, int n) {
   const int gate = n / t.S, s = n % t.S;
-  const T grad_h = t.grad_h[b][s], o = t.output_gate[b][s];
-  const T th = tanh_of(t.new_cell[b][s]);
+  const T grad_h = t.grad_h[b][s], o = t.output_gate[b][s], cell = t.new_cell[b][s], i = t.input_gate[b][s];
+  const T grad_cell = t.grad_cell[b][s], z = t.candidate_cell[b][s], g2 = t.gates[b][2 * t.S + s];
+  const T th = tanh_of(cell);
   if (gate == 1) return th * grad_h * o * (T(1) - o);
-  const T i = t.input_gate[b][s];
-  const T d_cell = (T(1) - th * th) * o * grad_h + t.grad_cell[b][s];
-  if (gate == 0) return t.candidate_cell[b][s] * d_cell * i * (T(1) - i);
-  const T g2 = t.gates[b][2 * t.S + s];
+  const T d_cell = (T(1) - th * th) * o * grad_h + grad_cell;
+  if (gate == 0) return z * d_cell * i * (T(1) - i);
   return i * d_cell * (g2 > T(0) ? T(1) : exp_of(g2));
 }
 
