@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include "accessor.h"
 #include "device.h"
@@ -265,14 +266,15 @@ template <typename T>
 void backward_small_launch(const BackwardTensors<T>& t, T* dG, int64_t pointwise_work, int64_t product_threads,
                            DeviceState& dev) {
   constexpr int threads = kWarp * kWarpsPerBlock;
-  int device = 0, cooperative = 0, sms = 0, per_sm = 0;
-  LLTM_CUDA_CHECK(cudaGetDevice(&device));
-  LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
-  LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  LLTM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, backward_small<T>, threads, 0));
+  std::atomic<int>& cached = dev.backward_blocks_per_sm[std::is_same<T, double>::value ? 1 : 0];
+  int per_sm = cached.load(std::memory_order_relaxed);
+  if (per_sm == 0) {
+    LLTM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, backward_small<T>, threads, 0));
+    cached.store(per_sm, std::memory_order_relaxed);
+  }
   const int64_t wanted = (std::max(pointwise_work, product_threads) + threads - 1) / threads;
-  const int64_t resident = int64_t(sms) * per_sm;
-  if (cooperative && resident > 0) {
+  const int64_t resident = int64_t(dev.multiprocessors) * per_sm;
+  if (dev.cooperative_launch && resident > 0) {
     BackwardTensors<T> args = t;
     int phases = 3;
     void* params[] = {&args, &dG, &phases};

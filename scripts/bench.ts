@@ -58,6 +58,25 @@ const sync = device === "cuda" ? () => lib.lltm_synchronize(1, 0) : () => 0;
 const fw: number[] = [], bw: number[] = [];
 let maxRelErr = 0;
 
+/** Times forward and backward calls (synchronising after each), keeping the calls after the warm-up. */
+function timeCalls<R extends Disposable, G extends Disposable>(forwardCall: () => R, backwardCall: (r: R) => G): void {
+  for (let i = 0; i < warmup + runs; i++) {
+    const t0 = performance.now();
+    const out = forwardCall();
+    sync();
+    const t1 = performance.now();
+    const grads = backwardCall(out);
+    sync();
+    const t2 = performance.now();
+    grads[Symbol.dispose]();
+    out[Symbol.dispose]();
+    if (i >= warmup) {
+      fw.push((t1 - t0) * 1000);
+      bw.push((t2 - t1) * 1000);
+    }
+  }
+}
+
 if (variant === "ref") {
   using w = workload(sizes, dtype, "cpu");
   const m = [w.input, w.weights, w.bias, w.oldH, w.oldCell].map(toMatrix) as [ReturnType<typeof toMatrix>, ReturnType<typeof toMatrix>, ReturnType<typeof toMatrix>, ReturnType<typeof toMatrix>, ReturnType<typeof toMatrix>];
@@ -87,21 +106,10 @@ if (variant === "ref") {
     using seq = module.sequence(xs, [w.oldH, w.oldCell]);
     if (B * 3 * S * (S + F) * steps <= 2e9) maxRelErr = sequenceError(seq.outputs, xs, w);
   }
-  for (let i = 0; i < warmup + runs; i++) {
-    const t0 = performance.now();
-    const seq = module.sequence(xs, [w.oldH, w.oldCell]);
-    sync();
-    const t1 = performance.now();
-    const grads = seq.backward(ones, [zeros, lastC]);
-    sync();
-    const t2 = performance.now();
-    grads.dispose();
-    seq.dispose();
-    if (i >= warmup) {
-      fw.push((t1 - t0) * 1000);
-      bw.push((t2 - t1) * 1000);
-    }
-  }
+  timeCalls(
+    () => module.sequence(xs, [w.oldH, w.oldCell]),
+    (seq) => seq.backward(ones, [zeros, lastC]),
+  );
 } else {
   using w = workload(sizes, dtype, device);
   {
@@ -115,21 +123,10 @@ if (variant === "ref") {
   // d(h'.sum() + c'.sum()) / dh' and / dc': constant inputs of every backward call.
   using gradH = Tensor.ones([sizes.batch, sizes.state], { dtype, device });
   using gradCell = Tensor.ones([sizes.batch, sizes.state], { dtype, device });
-  for (let i = 0; i < warmup + runs; i++) {
-    const t0 = performance.now();
-    const out = forward(w);
-    sync();
-    const t1 = performance.now();
-    const grads = lltmBackward(gradH, gradCell, out.newCell, out.inputGate, out.outputGate, out.candidateCell, out.X, out.gateWeights, w.weights);
-    sync();
-    const t2 = performance.now();
-    grads.dispose();
-    out.dispose();
-    if (i >= warmup) {
-      fw.push((t1 - t0) * 1000);
-      bw.push((t2 - t1) * 1000);
-    }
-  }
+  timeCalls(
+    () => forward(w),
+    (out) => lltmBackward(gradH, gradCell, out.newCell, out.inputGate, out.outputGate, out.candidateCell, out.X, out.gateWeights, w.weights),
+  );
 }
 
 /** Relative error of every step's h against the float64 reference run step by step. */
