@@ -76,7 +76,7 @@ typedef enum lltm_device_kind { LLTM_CPU = 0, LLTM_CUDA = 1 } lltm_device_kind;
 typedef struct lltm_tensor {
   void* data;                     /* first element; may be NULL only if some size is 0 (never here) */
   int64_t ndim;                   /* 1..LLTM_MAX_DIMS */
-  int64_t sizes[LLTM_MAX_DIMS];   /* sizes[0..ndim) > 0 */
+  int64_t sizes[LLTM_MAX_DIMS];   /* sizes[0..ndim) > 0; entries from ndim on are ignored */
   int64_t strides[LLTM_MAX_DIMS]; /* in elements, >= 0 */
 } lltm_tensor;
 

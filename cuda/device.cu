@@ -41,10 +41,6 @@ DeviceState& state(int device) {
     LLTM_CUDA_CHECK(cublasCreate(&fresh->blas));
     LLTM_CUDA_CHECK(cublasSetStream(fresh->blas, fresh->stream));
 #endif
-    int cooperative = 0;
-    LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
-    LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&fresh->multiprocessors, cudaDevAttrMultiProcessorCount, device));
-    fresh->cooperative_launch = cooperative != 0;
     // Freed blocks stay in the pool instead of going back to the driver:
     // an allocation then costs well under a microsecond instead of ~50 us.
     cudaMemPool_t pool;

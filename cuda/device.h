@@ -2,7 +2,6 @@
 // the current-device guard, and pooled scratch buffers.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 
 #include "cuda_check.h"
@@ -14,11 +13,6 @@ struct DeviceState {
 #if LLTM_HAVE_CUBLAS
   cublasHandle_t blas;
 #endif
-  int multiprocessors;
-  bool cooperative_launch;
-  // Blocks of the small backward kernel resident per SM, for float and double;
-  // 0 until the first launch asks (an occupancy query costs too much per call).
-  std::atomic<int> backward_blocks_per_sm[2] = {0, 0};
 };
 
 // Makes `device` current for the guard's lifetime and restores the caller's

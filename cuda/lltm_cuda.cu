@@ -1,15 +1,13 @@
 // The LLTM cell on CUDA. Two ways to run each pass, chosen by size:
 //  - fused: for small sizes, where launches dominate, one kernel does the
-//    forward pass (cat, GEMM, bias, activations) and two do the backward
-//    (pointwise, then both products and the bias sum);
+//    forward pass (cat, GEMM, bias, activations) and one the backward;
 //  - cuBLAS: for large sizes, the products go to cuBLAS (SGEMM/DGEMM, no
 //    reduced precision) and fused kernels do the rest.
 // All math runs in the kernel's own type: double stays double throughout.
-#include <cooperative_groups.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <type_traits>
 
 #include "accessor.h"
@@ -38,19 +36,20 @@ __device__ __forceinline__ T sigmoid(T x) {
   return T(1) / (T(1) + exp_of(-x));
 }
 
-template <typename T>
+// The tensors of one call as kernel arguments; I is the accessors' index type.
+template <typename T, typename I = int64_t>
 struct ForwardTensors {
-  Accessor<const T, 2> input, weights, old_h, old_cell;
-  Accessor<const T, 1> bias;
-  Accessor<T, 2> new_h, new_cell, input_gate, output_gate, candidate_cell, X, gates;
+  Accessor<const T, 2, I> input, weights, old_h, old_cell;
+  Accessor<const T, 1, I> bias;
+  Accessor<T, 2, I> new_h, new_cell, input_gate, output_gate, candidate_cell, X, gates;
   int B, F, S;
 };
 
-template <typename T>
+template <typename T, typename I = int64_t>
 struct BackwardTensors {
-  Accessor<const T, 2> grad_h, grad_cell, new_cell, input_gate, output_gate, candidate_cell, X, gates, weights;
-  Accessor<T, 2> d_old_h, d_input, d_weights, d_old_cell;
-  Accessor<T, 1> d_bias;
+  Accessor<const T, 2, I> grad_h, grad_cell, new_cell, input_gate, output_gate, candidate_cell, X, gates, weights;
+  Accessor<T, 2, I> d_old_h, d_input, d_weights, d_old_cell;
+  Accessor<T, 1, I> d_bias;
   int B, F, S;
   bool accumulate;  // add to d_weights and d_bias instead of overwriting them
 };
@@ -71,65 +70,97 @@ __device__ __forceinline__ void write_cell(const ForwardTensors<T>& t, int b, in
   t.new_h[b][s] = tanh_of(cell) * o;
 }
 
-// Small sizes: a warp per output, its lanes splitting the reduction and
-// combining it with shuffles, so that hundreds of blocks spread over the SMs
-// and each thread's chain of dependent work stays short.
+// Small sizes, where launch latency and each warp's chain of dependent
+// instructions dominate. A warp computes kWarpStates states of one batch
+// row: its lanes split the reduction over K for all 3 x kWarpStates gate
+// rows at once (one load of X serves them all), and a butterfly exchange
+// sums the 16 (padded) partial sums in 16 shuffles instead of 5 per sum,
+// leaving sum r in lanes 2r and 2r+1, which then run the activations side by
+// side. A block's warps cover kForwardRows batch rows by kForwardGroups
+// groups of states.
 constexpr int kWarp = 32;
-constexpr int kWarpsPerBlock = 8;
+constexpr int kWarpStates = 4;
+constexpr int kGateRows = 3 * kWarpStates;
+constexpr int kSums = 16;  // kGateRows, padded to a power of two
+constexpr int kForwardRows = 2;
+constexpr int kForwardGroups = 2;
+constexpr int kForwardThreads = kWarp * kForwardRows * kForwardGroups;
+static_assert(kGateRows <= kSums && 2 * kSums == kWarp, "each sum ends in a pair of lanes");
 
-template <typename T>
-__device__ __forceinline__ T warp_sum(T v) {
+// One step of butterfly_sum: a lane keeps the half of its sums selected by
+// its lane bit 2 * Half and adds its partner's copy of that half. A
+// template per step, so that every index is a constant and v stays in registers.
+template <int Half, typename T>
+__device__ __forceinline__ void butterfly_step(T (&v)[kSums], int lane) {
+  const bool upper = lane & (2 * Half);
 #pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
+  for (int i = 0; i < Half; ++i) {
+    const T send = upper ? v[i] : v[i + Half];
+    const T keep = upper ? v[i + Half] : v[i];
+    v[i] = keep + __shfl_xor_sync(0xffffffffu, send, 2 * Half);
+  }
+  if constexpr (Half > 1) butterfly_step<Half / 2>(v, lane);
 }
 
+// Sums v[r] over the warp; sum r lands in lanes 2r and 2r+1.
 template <typename T>
-__global__ void __launch_bounds__(kWarp* kWarpsPerBlock) forward_small(ForwardTensors<T> t) {
-  const int lane = threadIdx.x % kWarp;
-  const int64_t out = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / kWarp;
-  if (out >= int64_t(t.B) * t.S) return;  // the whole warp leaves together
-  const int b = int(out / t.S), s = int(out % t.S), K = t.S + t.F;
-  const auto w0 = t.weights[s], w1 = t.weights[t.S + s], w2 = t.weights[2 * t.S + s];
-  const auto h = t.old_h[b], x = t.input[b];
-  // The epilogue's operands are loaded now, so that their latency overlaps the reduction's.
-  const int gate = lane < 3 ? lane : 2;
-  const T bias = t.bias[gate * t.S + s], old_cell = t.old_cell[b][s];
-  T acc0 = 0, acc1 = 0, acc2 = 0;
-  // No stores in this loop: the loads of several iterations are then issued together.
+__device__ __forceinline__ T butterfly_sum(T (&v)[kSums], int lane) {
+  butterfly_step<kSums / 2>(v, lane);
+  return v[0] + __shfl_xor_sync(0xffffffffu, v[0], 1);
+}
+
+template <typename T, typename I>
+__global__ void __launch_bounds__(kForwardThreads) forward_small(ForwardTensors<T, I> t) {
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+  const int group = blockIdx.x * kForwardGroups + warp % kForwardGroups, s0 = group * kWarpStates;
+  if (s0 >= t.S) return;  // the whole warp leaves together
+  const int K = t.S + t.F;
+  // States past S read row S-1 instead, and their results are not stored.
+  Accessor<const T, 1, I> w[kGateRows];
+#pragma unroll
+  for (int q = 0; q < kGateRows; ++q) w[q] = t.weights[q / kWarpStates * t.S + min(s0 + q % kWarpStates, t.S - 1)];
+  const int r = lane / 2, gate = r / kWarpStates, s = s0 + r % kWarpStates;
+  const bool owner = lane % 2 == 0 && r < kGateRows && s < t.S;  // stores gate `gate` of state s
+  const bool finisher = lane < kWarpStates && s0 + lane < t.S;   // computes the cell of state s0 + lane
+  const T bias = owner ? t.bias[gate * t.S + s] : T(0);
+  const int groups = (t.S + kWarpStates - 1) / kWarpStates;
+  for (int b = blockIdx.y * kForwardRows + warp / kForwardGroups; b < t.B; b += gridDim.y * kForwardRows) {
+    const auto h = t.old_h[b], x = t.input[b];
+    // Loaded now, so that its latency overlaps the reduction's.
+    const T old_cell = finisher ? t.old_cell[b][s0 + lane] : T(0);
+    T acc[kSums] = {};
+    // No stores in this loop: the loads of several iterations are then issued together.
 #pragma unroll 4
-  for (int k = lane; k < K; k += kWarp) {
-    const T v = k < t.S ? h[k] : x[k - t.S];
-    acc0 += v * w0[k];
-    acc1 += v * w1[k];
-    acc2 += v * w2[k];
+    for (int k = lane; k < K; k += kWarp) {
+      const T v = k < t.S ? h[k] : x[k - t.S];
+#pragma unroll
+      for (int q = 0; q < kGateRows; ++q) acc[q] += v * w[q][k];
+    }
+    const T g = butterfly_sum(acc, lane) + bias;
+    const T activated = gate < 2 ? sigmoid(g) : (g > T(0) ? g : expm1_of(g));
+    if (owner) {
+      t.gates[b][gate * t.S + s] = g;
+      (gate == 0 ? t.input_gate : gate == 1 ? t.output_gate : t.candidate_cell)[b][s] = activated;
+    }
+    const int j = lane % kWarpStates;
+    const T i = __shfl_sync(0xffffffffu, activated, 2 * j);
+    const T o = __shfl_sync(0xffffffffu, activated, 2 * (kWarpStates + j));
+    const T z = __shfl_sync(0xffffffffu, activated, 2 * (2 * kWarpStates + j));
+    if (finisher) {
+      const T cell = old_cell + z * i;
+      t.new_cell[b][s0 + lane] = cell;
+      t.new_h[b][s0 + lane] = tanh_of(cell) * o;
+    }
+    // Row b of X is written by all of that row's warps, a few elements each, so no warp's tail grows with K.
+    for (int k = group * kWarp + lane; k < K; k += groups * kWarp) t.X[b][k] = k < t.S ? h[k] : x[k - t.S];
   }
-  acc0 = warp_sum(acc0);
-  acc1 = warp_sum(acc1);
-  acc2 = warp_sum(acc2);
-  // Lanes 0, 1 and 2 finish one gate each, in parallel.
-  const T g = (gate == 0 ? acc0 : gate == 1 ? acc1 : acc2) + bias;
-  const T activated = gate < 2 ? sigmoid(g) : (g > T(0) ? g : expm1_of(g));
-  if (lane < 3) {
-    t.gates[b][gate * t.S + s] = g;
-    (gate == 0 ? t.input_gate : gate == 1 ? t.output_gate : t.candidate_cell)[b][s] = activated;
-  }
-  const T i = __shfl_sync(0xffffffffu, activated, 0), o = __shfl_sync(0xffffffffu, activated, 1),
-          z = __shfl_sync(0xffffffffu, activated, 2);
-  if (lane == 0) {
-    const T cell = old_cell + z * i;
-    t.new_cell[b][s] = cell;
-    t.new_h[b][s] = tanh_of(cell) * o;
-  }
-  if (s == 0)
-    for (int k = lane; k < K; k += kWarp) t.X[b][k] = k < t.S ? h[k] : x[k - t.S];
 }
 
 // Gradient of the loss with respect to gate n (before its activation) of batch row b.
 // Every operand is loaded up front, whatever the gate, so that the loads
 // overlap instead of waiting on each other through the branches.
-template <typename T>
-__device__ __forceinline__ T gate_gradient(const BackwardTensors<T>& t, int b, int n) {
+template <typename T, typename I>
+__device__ __forceinline__ T gate_gradient(const BackwardTensors<T, I>& t, int b, int n) {
   const int gate = n / t.S, s = n % t.S;
   const T grad_h = t.grad_h[b][s], o = t.output_gate[b][s], cell = t.new_cell[b][s], i = t.input_gate[b][s];
   const T grad_cell = t.grad_cell[b][s], z = t.candidate_cell[b][s], g2 = t.gates[b][2 * t.S + s];
@@ -140,60 +171,131 @@ __device__ __forceinline__ T gate_gradient(const BackwardTensors<T>& t, int b, i
   return i * d_cell * (g2 > T(0) ? T(1) : exp_of(g2));
 }
 
-template <typename T>
-__device__ __forceinline__ T cell_gradient(const BackwardTensors<T>& t, int b, int s) {
+template <typename T, typename I>
+__device__ __forceinline__ T cell_gradient(const BackwardTensors<T, I>& t, int b, int s) {
   const T th = tanh_of(t.new_cell[b][s]);
   return (T(1) - th * th) * t.output_gate[b][s] * t.grad_h[b][s] + t.grad_cell[b][s];
 }
 
-// The backward pass for small sizes, in one cooperative launch: first every
-// gate gradient into dG (and d_old_cell), then, after a grid-wide barrier,
-// d_weights and d_bias (a thread per element, over the batch) and dX (a
-// warp per element, its lanes over the 3S gates). Without cooperative
-// launch the same kernel runs twice, one phase each (`phases` 1, then 2).
-template <typename T>
-__global__ void __launch_bounds__(kWarp* kWarpsPerBlock) backward_small(BackwardTensors<T> t, T* dG, int phases) {
+// The backward pass for small sizes, in one launch and without a grid-wide
+// barrier: each block recomputes, into shared memory, the gate gradients dG
+// its outputs need (a few loads and one tanh each, cheaper than waiting for
+// another block to publish them). Two kinds of block share the grid:
+//  - weight blocks own a tile of d_weights = dG^T X (kTile gates x kTile
+//    columns) and, in the first column tile, d_bias for those gates;
+//  - input blocks own kRows batch rows x kTile columns of dX = dG W, which
+//    are d_old_h and d_input side by side; their kSlices warps split the
+//    reduction over the 3S gates and combine it through shared memory.
+// Every block also takes its share of d_old_cell, which is pointwise.
+// Sums run in a fixed order, so results do not vary from run to run.
+constexpr int kTile = 32;
+constexpr int kRows = 2;
+constexpr int kGateChunk = 128;
+constexpr int kBackwardThreads = 256;
+constexpr int kSlices = kBackwardThreads / kTile;
+
+struct BackwardGrid {
+  int gate_tiles, column_tiles, row_tiles;
+  __host__ __device__ int weight_blocks() const { return gate_tiles * column_tiles; }
+  __host__ __device__ int blocks() const { return weight_blocks() + row_tiles * column_tiles; }
+};
+
+BackwardGrid backward_grid(int64_t B, int64_t S, int64_t K) {
+  return {int((3 * S + kTile - 1) / kTile), int((K + kTile - 1) / kTile), int((B + kRows - 1) / kRows)};
+}
+
+template <typename T, typename I>
+__device__ void weight_block(const BackwardTensors<T, I>& t, int tile, int column_tiles, T* shared) {
   const int G = 3 * t.S, K = t.S + t.F;
-  const int64_t thread = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, threads = int64_t(gridDim.x) * blockDim.x;
-  if (phases & 1) {
-    for (int64_t e = thread; e < int64_t(t.B) * G; e += threads) {
-      const int b = int(e / G), n = int(e % G);
-      dG[e] = gate_gradient(t, b, n);
-      if (n < t.S) t.d_old_cell[b][n] = cell_gradient(t, b, n);
+  const int n0 = tile / column_tiles * kTile, k0 = tile % column_tiles * kTile;
+  const int lane = threadIdx.x % kTile, slice = threadIdx.x / kTile;
+  T* dG = shared;              // [kTile batch rows][kTile gates]
+  T* X = shared + kTile * kTile;  // [kTile batch rows][kTile columns]
+  constexpr int kPerThread = kTile / kSlices;
+  T acc[kPerThread] = {};
+  T bias = 0;
+  for (int b0 = 0; b0 < t.B; b0 += kTile) {
+    const int rows = min(kTile, t.B - b0);
+    for (int e = threadIdx.x; e < rows * kTile; e += kBackwardThreads) {
+      const int b = b0 + e / kTile, n = n0 + e % kTile, k = k0 + e % kTile;
+      dG[e] = n < G ? gate_gradient(t, b, n) : T(0);
+      X[e] = k < K ? t.X[b][k] : T(0);
     }
+    __syncthreads();
+    for (int r = 0; r < rows; ++r) {
+      const T x = X[r * kTile + lane];
+#pragma unroll
+      for (int j = 0; j < kPerThread; ++j) acc[j] += dG[r * kTile + slice + j * kSlices] * x;
+    }
+    if (k0 == 0 && threadIdx.x < kTile)
+      for (int r = 0; r < rows; ++r) bias += dG[r * kTile + threadIdx.x];
+    __syncthreads();
   }
-  if (phases == 3) {
-    __threadfence();
-    cooperative_groups::this_grid().sync();
-  }
-  if (!(phases & 2)) return;
-  for (int64_t e = thread; e < int64_t(G) * K + G; e += threads) {
-    if (e < int64_t(G) * K) {
-      const int n = int(e / K), k = int(e % K);
-      T acc = 0;
-#pragma unroll 8
-      for (int b = 0; b < t.B; ++b) acc += dG[int64_t(b) * G + n] * t.X[b][k];
+  const int k = k0 + lane;
+#pragma unroll
+  for (int j = 0; j < kPerThread; ++j) {
+    const int n = n0 + slice + j * kSlices;
+    if (n < G && k < K) {
       T& w = t.d_weights[n][k];
-      w = (t.accumulate ? w : T(0)) + acc;
-    } else {
-      const int n = int(e - int64_t(G) * K);
-      T acc = 0;
-#pragma unroll 8
-      for (int b = 0; b < t.B; ++b) acc += dG[int64_t(b) * G + n];
-      T& db = t.d_bias[n];
-      db = (t.accumulate ? db : T(0)) + acc;
+      w = (t.accumulate ? w : T(0)) + acc[j];
     }
   }
-  const int lane = int(thread % kWarp);
-  for (int64_t out = thread / kWarp; out < int64_t(t.B) * K; out += threads / kWarp) {
-    const int b = int(out / K), k = int(out % K);
-    const T* row = dG + int64_t(b) * G;
-    T acc = 0;
-#pragma unroll 4
-    for (int n = lane; n < G; n += kWarp) acc += row[n] * t.weights[n][k];
-    acc = warp_sum(acc);
-    if (lane == 0) (k < t.S ? t.d_old_h[b][k] : t.d_input[b][k - t.S]) = acc;
+  if (k0 == 0 && threadIdx.x < kTile && n0 + int(threadIdx.x) < G) {
+    T& db = t.d_bias[n0 + threadIdx.x];
+    db = (t.accumulate ? db : T(0)) + bias;
   }
+}
+
+template <typename T, typename I>
+__device__ void input_block(const BackwardTensors<T, I>& t, int tile, int column_tiles, T* shared) {
+  const int G = 3 * t.S, K = t.S + t.F;
+  const int b0 = tile / column_tiles * kRows, k = tile % column_tiles * kTile + threadIdx.x % kTile;
+  const int slice = threadIdx.x / kTile;
+  T* dG = shared;  // [kRows batch rows][kGateChunk gates]
+  T acc[kRows] = {};
+  for (int n0 = 0; n0 < G; n0 += kGateChunk) {
+    for (int e = threadIdx.x; e < kRows * kGateChunk; e += kBackwardThreads) {
+      const int b = b0 + e / kGateChunk, n = n0 + e % kGateChunk;
+      dG[e] = b < t.B && n < G ? gate_gradient(t, b, n) : T(0);
+    }
+    __syncthreads();
+    if (k < K) {
+      const int gates = min(kGateChunk, G - n0);
+#pragma unroll 8
+      for (int n = slice; n < gates; n += kSlices) {
+        const T w = t.weights[n0 + n][k];
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) acc[r] += dG[r * kGateChunk + n] * w;
+      }
+    }
+    __syncthreads();
+  }
+  T* partial = shared;  // [kSlices][kRows][kTile]
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) partial[(slice * kRows + r) * kTile + threadIdx.x % kTile] = acc[r];
+  __syncthreads();
+  if (threadIdx.x >= kRows * kTile) return;
+  const int r = threadIdx.x / kTile, b = b0 + r;
+  if (b >= t.B || k >= K) return;
+  T sum = 0;
+  for (int s = 0; s < kSlices; ++s) sum += partial[(s * kRows + r) * kTile + threadIdx.x % kTile];
+  (k < t.S ? t.d_old_h[b][k] : t.d_input[b][k - t.S]) = sum;
+}
+
+template <typename T, typename I>
+__global__ void __launch_bounds__(kBackwardThreads) backward_small(BackwardTensors<T, I> t, BackwardGrid grid) {
+  __shared__ T shared[2 * kTile * kTile];
+  static_assert(kRows * kGateChunk <= 2 * kTile * kTile && kSlices * kRows * kTile <= 2 * kTile * kTile,
+                "the input blocks' buffers fit in the weight blocks' one");
+  const int64_t cells = int64_t(t.B) * t.S;
+  for (int64_t e = int64_t(blockIdx.x) * kBackwardThreads + threadIdx.x; e < cells;
+       e += int64_t(gridDim.x) * kBackwardThreads)
+    t.d_old_cell[e / t.S][e % t.S] = cell_gradient(t, int(e / t.S), int(e % t.S));
+  const int block = blockIdx.x;
+  if (block < grid.weight_blocks())
+    weight_block(t, block, grid.column_tiles, shared);
+  else
+    input_block(t, block - grid.weight_blocks(), grid.column_tiles, shared);
 }
 
 // X = cat(old_h, input) into a contiguous buffer (and into the X output when that is another buffer).
@@ -246,48 +348,25 @@ __global__ void bias_sum(BackwardTensors<T> t, const T* dG) {
 }
 
 
-// Small sizes take the fused kernels; LLTM_CUDA_KERNELS=fused|cublas forces a path.
-bool use_cublas(int64_t B, int64_t S, int64_t K) {
-  if (!LLTM_HAVE_CUBLAS) return false;
+enum class Path { kFused32, kFused64, kCublas };
+
+// Small sizes take the fused kernels, with 32-bit indexing where every
+// offset fits; LLTM_CUDA_KERNELS=fused|fused-int64|cublas forces a path (for
+// measurements and tests).
+Path choose_path(int64_t B, int64_t S, int64_t K, bool fits_int32) {
   static const char* forced = std::getenv("LLTM_CUDA_KERNELS");
-  if (forced && std::strcmp(forced, "fused") == 0) return false;
-  if (forced && std::strcmp(forced, "cublas") == 0) return true;
-  return double(B) * 3 * S * K > double(1 << 23);
+  const bool force = forced != nullptr;
+  if (force && std::strcmp(forced, "fused-int64") == 0) return Path::kFused64;
+  if (force && std::strcmp(forced, "cublas") == 0 && LLTM_HAVE_CUBLAS) return Path::kCublas;
+  const bool small = !LLTM_HAVE_CUBLAS || (force && std::strcmp(forced, "fused") == 0) ||
+                     double(B) * 3 * S * K <= double(1 << 23);
+  if (!small) return Path::kCublas;
+  return fits_int32 ? Path::kFused32 : Path::kFused64;
 }
 
 unsigned blocks_for(int64_t n) {
   const int64_t b = (n + 255) / 256;
   return unsigned(b < 4096 ? b : 4096);
-}
-
-// One cooperative launch when the device supports it and the grid fits at
-// once; otherwise two launches of the same kernel, one phase each.
-template <typename T>
-void backward_small_launch(const BackwardTensors<T>& t, T* dG, int64_t pointwise_work, int64_t product_threads,
-                           DeviceState& dev) {
-  constexpr int threads = kWarp * kWarpsPerBlock;
-  std::atomic<int>& cached = dev.backward_blocks_per_sm[std::is_same<T, double>::value ? 1 : 0];
-  int per_sm = cached.load(std::memory_order_relaxed);
-  if (per_sm == 0) {
-    LLTM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, backward_small<T>, threads, 0));
-    cached.store(per_sm, std::memory_order_relaxed);
-  }
-  const int64_t wanted = (std::max(pointwise_work, product_threads) + threads - 1) / threads;
-  const int64_t resident = int64_t(dev.multiprocessors) * per_sm;
-  if (dev.cooperative_launch && resident > 0) {
-    BackwardTensors<T> args = t;
-    int phases = 3;
-    void* params[] = {&args, &dG, &phases};
-    const unsigned blocks = unsigned(std::min(wanted, resident));
-    LLTM_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(backward_small<T>), dim3(blocks),
-                                                dim3(threads), params, 0, dev.stream));
-    return;
-  }
-  backward_small<T><<<blocks_for(pointwise_work), threads, 0, dev.stream>>>(t, dG, 1);
-  LLTM_LAUNCH_CHECK("backward_small (gate gradients)");
-  backward_small<T><<<unsigned(std::min<int64_t>((product_threads + threads - 1) / threads, 65535)), threads, 0,
-                      dev.stream>>>(t, dG, 2);
-  LLTM_LAUNCH_CHECK("backward_small (products)");
 }
 
 #if LLTM_HAVE_CUBLAS
@@ -334,39 +413,72 @@ BlasMatrix<T> blas_matrix(const lltm_tensor& t, const Scratch& scratch, int32_t 
 }
 #endif
 
-template <typename T>
-ForwardTensors<T> forward_tensors(const ForwardArgs& a) {
-  return {accessor<const T, 2>(*a.input),    accessor<const T, 2>(*a.weights),    accessor<const T, 2>(*a.old_h),
-          accessor<const T, 2>(*a.old_cell), accessor1<const T>(*a.bias),         accessor<T, 2>(*a.new_h),
-          accessor<T, 2>(*a.new_cell),       accessor<T, 2>(*a.input_gate),       accessor<T, 2>(*a.output_gate),
-          accessor<T, 2>(*a.candidate_cell), accessor<T, 2>(*a.X),                accessor<T, 2>(*a.gate_weights),
-          int(a.n.batch),                    int(a.n.features),                   int(a.n.state)};
+template <typename T, typename I = int64_t>
+ForwardTensors<T, I> forward_tensors(const ForwardArgs& a) {
+  return {accessor<const T, 2, I>(*a.input),    accessor<const T, 2, I>(*a.weights),
+          accessor<const T, 2, I>(*a.old_h),    accessor<const T, 2, I>(*a.old_cell),
+          accessor1<const T, I>(*a.bias),       accessor<T, 2, I>(*a.new_h),
+          accessor<T, 2, I>(*a.new_cell),       accessor<T, 2, I>(*a.input_gate),
+          accessor<T, 2, I>(*a.output_gate),    accessor<T, 2, I>(*a.candidate_cell),
+          accessor<T, 2, I>(*a.X),              accessor<T, 2, I>(*a.gate_weights),
+          int(a.n.batch),                       int(a.n.features),
+          int(a.n.state)};
 }
 
-template <typename T>
-BackwardTensors<T> backward_tensors(const BackwardArgs& a) {
-  return {accessor<const T, 2>(*a.grad_h),      accessor<const T, 2>(*a.grad_cell),
-          accessor<const T, 2>(*a.new_cell),    accessor<const T, 2>(*a.input_gate),
-          accessor<const T, 2>(*a.output_gate), accessor<const T, 2>(*a.candidate_cell),
-          accessor<const T, 2>(*a.X),           accessor<const T, 2>(*a.gate_weights),
-          accessor<const T, 2>(*a.weights),     accessor<T, 2>(*a.d_old_h),
-          accessor<T, 2>(*a.d_input),           accessor<T, 2>(*a.d_weights),
-          accessor<T, 2>(*a.d_old_cell),        accessor1<T>(*a.d_bias),
-          int(a.n.batch),                       int(a.n.features),
-          int(a.n.state),                       a.accumulate};
+template <typename T, typename I = int64_t>
+BackwardTensors<T, I> backward_tensors(const BackwardArgs& a) {
+  return {accessor<const T, 2, I>(*a.grad_h),      accessor<const T, 2, I>(*a.grad_cell),
+          accessor<const T, 2, I>(*a.new_cell),    accessor<const T, 2, I>(*a.input_gate),
+          accessor<const T, 2, I>(*a.output_gate), accessor<const T, 2, I>(*a.candidate_cell),
+          accessor<const T, 2, I>(*a.X),           accessor<const T, 2, I>(*a.gate_weights),
+          accessor<const T, 2, I>(*a.weights),     accessor<T, 2, I>(*a.d_old_h),
+          accessor<T, 2, I>(*a.d_input),           accessor<T, 2, I>(*a.d_weights),
+          accessor<T, 2, I>(*a.d_old_cell),        accessor1<T, I>(*a.d_bias),
+          int(a.n.batch),                          int(a.n.features),
+          int(a.n.state),                          a.accumulate};
+}
+
+bool fits_int32(std::initializer_list<const lltm_tensor*> tensors) {
+  for (const lltm_tensor* t : tensors)
+    if (!lltm::fits_int32(*t)) return false;
+  return true;
+}
+
+bool fits_int32(const ForwardArgs& a) {
+  return fits_int32({a.input, a.weights, a.bias, a.old_h, a.old_cell, a.new_h, a.new_cell, a.input_gate,
+                     a.output_gate, a.candidate_cell, a.X, a.gate_weights});
+}
+
+bool fits_int32(const BackwardArgs& a) {
+  return fits_int32({a.grad_h, a.grad_cell, a.new_cell, a.input_gate, a.output_gate, a.candidate_cell, a.X,
+                     a.gate_weights, a.weights, a.d_old_h, a.d_input, a.d_weights, a.d_bias, a.d_old_cell});
+}
+
+template <typename T, typename I>
+void forward_small_launch(const ForwardArgs& a, cudaStream_t stream) {
+  const int64_t B = a.n.batch, S = a.n.state;
+  const int64_t states_per_block = kWarpStates * kForwardGroups;
+  const dim3 grid(unsigned((S + states_per_block - 1) / states_per_block),
+                  unsigned(std::min<int64_t>((B + kForwardRows - 1) / kForwardRows, 65535)));
+  forward_small<T, I><<<grid, kForwardThreads, 0, stream>>>(forward_tensors<T, I>(a));
+  LLTM_LAUNCH_CHECK("forward_small");
+}
+
+template <typename T, typename I>
+void backward_small_launch(const BackwardArgs& a, cudaStream_t stream) {
+  const BackwardGrid grid = backward_grid(a.n.batch, a.n.state, a.n.state + a.n.features);
+  backward_small<T, I><<<unsigned(grid.blocks()), kBackwardThreads, 0, stream>>>(backward_tensors<T, I>(a), grid);
+  LLTM_LAUNCH_CHECK("backward_small");
 }
 
 template <typename T>
 void forward(const ForwardArgs& a, int32_t dtype, DeviceState& dev) {
-  const ForwardTensors<T> t = forward_tensors<T>(a);
   const int64_t B = a.n.batch, S = a.n.state, K = S + a.n.features;
-  if (!use_cublas(B, S, K)) {
-    const int64_t blocks = (B * S + kWarpsPerBlock - 1) / kWarpsPerBlock;
-    forward_small<T><<<unsigned(blocks), kWarp * kWarpsPerBlock, 0, dev.stream>>>(t);
-    LLTM_LAUNCH_CHECK("forward_small");
-    return;
-  }
+  const Path path = choose_path(B, S, K, fits_int32(a));
+  if (path == Path::kFused32) return forward_small_launch<T, int32_t>(a, dev.stream);
+  if (path == Path::kFused64) return forward_small_launch<T, int64_t>(a, dev.stream);
 #if LLTM_HAVE_CUBLAS
+  const ForwardTensors<T> t = forward_tensors<T>(a);
   const int64_t G = 3 * S;
   // X: the output itself when cuBLAS can read it, else a contiguous copy beside it.
   const bool x_direct = is_contiguous(*a.X);
@@ -387,13 +499,12 @@ void forward(const ForwardArgs& a, int32_t dtype, DeviceState& dev) {
 
 template <typename T>
 void backward(const BackwardArgs& a, int32_t dtype, DeviceState& dev) {
-  const BackwardTensors<T> t = backward_tensors<T>(a);
   const int64_t B = a.n.batch, S = a.n.state, F = a.n.features, K = S + F, G = 3 * S;
+  const Path path = choose_path(B, S, K, fits_int32(a));
+  if (path == Path::kFused32) return backward_small_launch<T, int32_t>(a, dev.stream);
+  if (path == Path::kFused64) return backward_small_launch<T, int64_t>(a, dev.stream);
+  const BackwardTensors<T> t = backward_tensors<T>(a);
   Scratch d_gates(size_t(B * G) * sizeof(T));
-  if (!use_cublas(B, S, K)) {
-    backward_small_launch(t, d_gates.as<T>(), B * G, G * K + G + B * K * kWarp, dev);
-    return;
-  }
   const dim3 pointwise_grid(blocks_for(G), unsigned(B < 65535 ? B : 65535));
   backward_pointwise<T><<<pointwise_grid, 256, 0, dev.stream>>>(t, d_gates.as<T>());
   LLTM_LAUNCH_CHECK("backward_pointwise");

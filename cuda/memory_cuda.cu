@@ -52,17 +52,21 @@ void release_cached(BlockCache& c, cudaStream_t stream) {
 }  // namespace
 
 void* alloc(uint64_t bytes, int device) {
-  DeviceGuard guard(device);
-  cudaStream_t stream = state(device).stream;
   BlockCache& c = cache(device);
   const uint64_t size = bucket(bytes);
-  std::lock_guard<std::mutex> lock(c.mutex);
-  auto hit = c.free.find(size);
-  if (hit != c.free.end() && !hit->second.empty()) {
-    void* p = hit->second.back();
-    hit->second.pop_back();
-    return p;
+  // A cached block needs no CUDA call, so no current device either.
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    auto hit = c.free.find(size);
+    if (hit != c.free.end() && !hit->second.empty()) {
+      void* p = hit->second.back();
+      hit->second.pop_back();
+      return p;
+    }
   }
+  DeviceGuard guard(device);
+  cudaStream_t stream = state(device).stream;
+  std::lock_guard<std::mutex> lock(c.mutex);
   void* p = nullptr;
   cudaError_t e = cudaMallocAsync(&p, size, stream);
   if (e == cudaErrorMemoryAllocation) {

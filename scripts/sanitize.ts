@@ -6,7 +6,7 @@
 import { Adam, cuda, LLTM, lltmBackward, lltmForward, SGD, Tensor } from "../ts/index.ts";
 
 for (const dtype of ["float32", "float64"] as const) {
-  for (const [B, F, S] of [[1, 1, 1], [3, 5, 7], [17, 33, 65]] as const) {
+  for (const [B, F, S] of [[1, 1, 1], [3, 5, 7], [17, 33, 65], [37, 9, 45]] as const) {
     const o = { dtype, device: "cuda" as const };
     using xt = Tensor.randn([F, B], { ...o, seed: 1 });
     using x = xt.transpose();

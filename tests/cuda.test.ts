@@ -1,4 +1,7 @@
 /** Device memory, copies between devices, and the right GPU. Skipped without a GPU. */
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
 import { cuda, lltmForward, referenceForward, relativeError, Tensor } from "../ts/index.ts";
 import { assert, assertEquals, assertThrowsLLTM, cudaSkipReason, test } from "./harness.ts";
 
@@ -62,3 +65,20 @@ test("tensors on cuda:1 run on cuda:1, and copy between GPUs", () => {
   assertEquals(moved.toArray(), out.newH.toArray());
   cuda.synchronize("cuda:1");
 }, { skip: second });
+
+// The kernels are chosen once per process (from the sizes, and from
+// LLTM_CUDA_KERNELS), so each path is checked in a process of its own: the
+// 64-bit-index fused kernels serve only tensors of more than 2^31 elements,
+// and cuBLAS only sizes above the property tests'.
+test("every CUDA path matches the reference: fused with 32- and 64-bit indexing, and cuBLAS", () => {
+  const check = fileURLToPath(new URL("../scripts/check.ts", import.meta.url));
+  const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
+  const command = deno ? [deno.execPath(), "run", "--allow-all", check] : [process.execPath, check];
+  for (const kernels of ["fused", "fused-int64", "cublas"]) {
+    const r = spawnSync(command[0]!, [...command.slice(1), "--cuda", "-b", "37", "-f", "19", "-s", "45"], {
+      encoding: "utf8",
+      env: { ...process.env, LLTM_CUDA_KERNELS: kernels },
+    });
+    assert(r.status === 0, `LLTM_CUDA_KERNELS=${kernels}: check.ts failed:\n${r.stdout}${r.stderr}`);
+  }
+}, { skip });

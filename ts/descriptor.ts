@@ -10,7 +10,6 @@ import { allocate, native } from "./native/library.ts";
 
 const SLOT_BYTES = 80;
 const SLOT_WORDS = SLOT_BYTES / 4;
-const MAX_DIMS = 4;
 export const SLOTS = 16;
 
 export interface Describable {
@@ -43,17 +42,14 @@ export function describe(slot: number, t: Describable): number {
   const shape = t.shape, strides = t.strides, n = shape.length;
   w[o + 2] = n;
   w[o + 3] = 0;
-  for (let d = 0; d < MAX_DIMS; d++) {
-    const i = o + 4 + 2 * d;
-    if (d < n) {
-      // Two's complement words, so that a bad (negative) value reaches the native checks intact.
-      w[i] = shape[d]! >>> 0;
-      w[i + 1] = Math.floor(shape[d]! / TWO_32);
-      w[i + 8] = strides[d]! >>> 0;
-      w[i + 9] = Math.floor(strides[d]! / TWO_32);
-    } else {
-      w[i] = w[i + 1] = w[i + 8] = w[i + 9] = 0;
-    }
+  // Only the first ndim sizes and strides are read (csrc/lltm.h), so the rest are left as they are.
+  for (let d = 0; d < n; d++) {
+    const i = o + 4 + 2 * d, size = shape[d]!, stride = strides[d]!;
+    // Two's complement words, so that a bad (negative) value reaches the native checks intact.
+    w[i] = size >>> 0;
+    w[i + 1] = Math.floor(size / TWO_32);
+    w[i + 8] = stride >>> 0;
+    w[i + 9] = Math.floor(stride / TWO_32);
   }
   return base + slot * SLOT_BYTES;
 }
