@@ -33,23 +33,35 @@ export interface LLTMBackwardResult extends Disposable {
   dispose(): void;
 }
 
-type Named = readonly (readonly [string, Tensor])[];
+const FORWARD_ARGS = ["input", "weights", "bias", "old_h", "old_cell"];
+const BACKWARD_ARGS = [
+  "grad_h", "grad_cell", "new_cell", "input_gate", "output_gate", "candidate_cell", "X", "gate_weights", "weights",
+];
+const ACCUMULATE_ARGS = [...BACKWARD_ARGS, "d_weights", "d_bias"];
 
-/** Checks that every tensor is live and shares the first one's dtype and device. */
-function checkCommon(fn: string, args: Named): { dtype: Tensor["dtype"]; device: Device } {
-  for (const [name, t] of args) {
-    if (!(t instanceof Tensor)) throw new LLTMError("INVALID_ARGUMENT", `${fn}: '${name}' must be a Tensor`);
-    if (t.disposed) throw disposedError(`${fn}: '${name}'`);
+/**
+ * Checks that every tensor is live and shares the first one's dtype and
+ * device; `names[i]` names `tensors[i]` in messages. (Two parallel arrays,
+ * not pairs: this runs on every call.)
+ */
+function checkCommon(
+  fn: string, names: readonly string[], tensors: readonly Tensor[],
+): { dtype: Tensor["dtype"]; device: Device } {
+  for (let i = 0; i < tensors.length; i++) {
+    const t = tensors[i];
+    if (!(t instanceof Tensor)) throw new LLTMError("INVALID_ARGUMENT", `${fn}: '${names[i]}' must be a Tensor`);
+    if (t.disposed) throw disposedError(`${fn}: '${names[i]}'`);
   }
-  const [firstName, first] = args[0]!;
-  for (const [name, t] of args) {
+  const first = tensors[0]!;
+  for (let i = 1; i < tensors.length; i++) {
+    const t = tensors[i]!;
     if (t.dtype !== first.dtype) {
-      throw new LLTMError("INVALID_DTYPE", `${fn}: '${name}' has dtype ${t.dtype} but '${firstName}' has ${first.dtype}`);
+      throw new LLTMError("INVALID_DTYPE", `${fn}: '${names[i]}' has dtype ${t.dtype} but '${names[0]}' has ${first.dtype}`);
     }
     if (!t.device.equals(first.device)) {
       throw new LLTMError(
         "INVALID_DEVICE",
-        `${fn}: '${name}' is on ${t.device} but '${firstName}' is on ${first.device}; move it with .to("${first.device}")`,
+        `${fn}: '${names[i]}' is on ${t.device} but '${names[0]}' is on ${first.device}; move it with .to("${first.device}")`,
       );
     }
   }
@@ -90,9 +102,7 @@ function settle(status: number, out: readonly Tensor[]): () => void {
 /** One step of the cell: input [B,F], weights [3S,S+F], bias [3S], oldH and oldCell [B,S]. */
 export function lltmForward(input: Tensor, weights: Tensor, bias: Tensor, oldH: Tensor, oldCell: Tensor): LLTMForwardResult {
   const fn = "lltmForward";
-  const { dtype, device } = checkCommon(fn, [
-    ["input", input], ["weights", weights], ["bias", bias], ["old_h", oldH], ["old_cell", oldCell],
-  ]);
+  const { dtype, device } = checkCommon(fn, FORWARD_ARGS, [input, weights, bias, oldH, oldCell]);
   expectRank(fn, "input", input, 2);
   expectRank(fn, "old_h", oldH, 2);
   const B = input.shape[0]!, F = input.shape[1]!, S = oldH.shape[1]!;
@@ -118,18 +128,18 @@ export function lltmForward(input: Tensor, weights: Tensor, bias: Tensor, oldH: 
 }
 
 /**
- * Gradients of the step from gradH and gradCell (of newH and newCell) and what
- * lltmForward saved, in the tutorial's argument order.
+ * Checks the arguments of a backward call (those of lltmBackward, then any
+ * `extra` ones named in ACCUMULATE_ARGS) and returns their dtype, device and sizes.
  */
 function checkBackward(
   fn: string, gradH: Tensor, gradCell: Tensor, newCell: Tensor, inputGate: Tensor, outputGate: Tensor,
-  candidateCell: Tensor, X: Tensor, gateWeights: Tensor, weights: Tensor, extra: Named = [],
+  candidateCell: Tensor, X: Tensor, gateWeights: Tensor, weights: Tensor, extra: readonly Tensor[] = [],
 ): { dtype: Tensor["dtype"]; device: Device; B: number; F: number; S: number } {
-  const { dtype, device } = checkCommon(fn, [
-    ["grad_h", gradH], ["grad_cell", gradCell], ["new_cell", newCell], ["input_gate", inputGate],
-    ["output_gate", outputGate], ["candidate_cell", candidateCell], ["X", X], ["gate_weights", gateWeights],
-    ["weights", weights], ...extra,
-  ]);
+  const { dtype, device } = checkCommon(
+    fn,
+    extra.length ? ACCUMULATE_ARGS : BACKWARD_ARGS,
+    [gradH, gradCell, newCell, inputGate, outputGate, candidateCell, X, gateWeights, weights, ...extra],
+  );
   expectRank(fn, "grad_h", gradH, 2);
   expectRank(fn, "X", X, 2);
   const B = gradH.shape[0]!, S = gradH.shape[1]!, F = X.shape[1]! - S;
@@ -191,7 +201,7 @@ export function lltmBackwardAccumulate(
 ): LLTMStateGradients {
   const { dtype, device, B, F, S } = checkBackward(
     "lltmBackwardAccumulate", gradH, gradCell, newCell, inputGate, outputGate, candidateCell, X, gateWeights, weights,
-    [["d_weights", dWeights], ["d_bias", dBias]],
+    [dWeights, dBias],
   );
   expectShape("lltmBackwardAccumulate", "d_weights", dWeights, [3 * S, S + F], "(3S, S+F)");
   expectShape("lltmBackwardAccumulate", "d_bias", dBias, [3 * S], "(3S)");
