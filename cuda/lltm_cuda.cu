@@ -74,39 +74,44 @@ __device__ __forceinline__ void write_cell(const ForwardTensors<T>& t, int b, in
 // instructions dominate. A warp computes kWarpStates states of one batch
 // row: its lanes split the reduction over K for all 3 x kWarpStates gate
 // rows at once (one load of X serves them all), and a butterfly exchange
-// sums the 16 (padded) partial sums in 16 shuffles instead of 5 per sum,
-// leaving sum r in lanes 2r and 2r+1, which then run the activations side by
-// side. A block's warps cover kForwardRows batch rows by kForwardGroups
-// groups of states.
+// sums the kSums (padded) partial sums in far fewer shuffles than one
+// reduction per sum, leaving sum r in the kLanesPerSum lanes from
+// r * kLanesPerSum, which then run the activations side by side. A block's
+// warps cover kForwardRows batch rows by kForwardGroups groups of states.
 constexpr int kWarp = 32;
 constexpr int kWarpStates = 4;
 constexpr int kGateRows = 3 * kWarpStates;
-constexpr int kSums = 16;  // kGateRows, padded to a power of two
+constexpr int kSums = kGateRows <= 4 ? 4 : kGateRows <= 8 ? 8 : 16;  // padded to a power of two
+constexpr int kLanesPerSum = kWarp / kSums;
 constexpr int kForwardRows = 2;
 constexpr int kForwardGroups = 2;
 constexpr int kForwardThreads = kWarp * kForwardRows * kForwardGroups;
-static_assert(kGateRows <= kSums && 2 * kSums == kWarp, "each sum ends in a pair of lanes");
+static_assert(kGateRows <= kSums && kSums <= kWarp, "every sum ends in its own lanes");
 
 // One step of butterfly_sum: a lane keeps the half of its sums selected by
-// its lane bit 2 * Half and adds its partner's copy of that half. A
-// template per step, so that every index is a constant and v stays in registers.
+// its lane bit Half * kLanesPerSum and adds its partner's copy of that half.
+// A template per step, so that every index is a constant and v stays in registers.
 template <int Half, typename T>
 __device__ __forceinline__ void butterfly_step(T (&v)[kSums], int lane) {
-  const bool upper = lane & (2 * Half);
+  constexpr int offset = Half * kLanesPerSum;
+  const bool upper = lane & offset;
 #pragma unroll
   for (int i = 0; i < Half; ++i) {
     const T send = upper ? v[i] : v[i + Half];
     const T keep = upper ? v[i + Half] : v[i];
-    v[i] = keep + __shfl_xor_sync(0xffffffffu, send, 2 * Half);
+    v[i] = keep + __shfl_xor_sync(0xffffffffu, send, offset);
   }
   if constexpr (Half > 1) butterfly_step<Half / 2>(v, lane);
 }
 
-// Sums v[r] over the warp; sum r lands in lanes 2r and 2r+1.
+// Sums v[r] over the warp; sum r lands in lanes r * kLanesPerSum to (r + 1) * kLanesPerSum - 1.
 template <typename T>
 __device__ __forceinline__ T butterfly_sum(T (&v)[kSums], int lane) {
   butterfly_step<kSums / 2>(v, lane);
-  return v[0] + __shfl_xor_sync(0xffffffffu, v[0], 1);
+  T sum = v[0];
+#pragma unroll
+  for (int offset = kLanesPerSum / 2; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+  return sum;
 }
 
 template <typename T, typename I>
@@ -119,8 +124,8 @@ __global__ void __launch_bounds__(kForwardThreads) forward_small(ForwardTensors<
   Accessor<const T, 1, I> w[kGateRows];
 #pragma unroll
   for (int q = 0; q < kGateRows; ++q) w[q] = t.weights[q / kWarpStates * t.S + min(s0 + q % kWarpStates, t.S - 1)];
-  const int r = lane / 2, gate = r / kWarpStates, s = s0 + r % kWarpStates;
-  const bool owner = lane % 2 == 0 && r < kGateRows && s < t.S;  // stores gate `gate` of state s
+  const int r = lane / kLanesPerSum, gate = r / kWarpStates, s = s0 + r % kWarpStates;
+  const bool owner = lane % kLanesPerSum == 0 && r < kGateRows && s < t.S;  // stores gate `gate` of state s
   const bool finisher = lane < kWarpStates && s0 + lane < t.S;   // computes the cell of state s0 + lane
   const T bias = owner ? t.bias[gate * t.S + s] : T(0);
   const int groups = (t.S + kWarpStates - 1) / kWarpStates;
@@ -143,9 +148,9 @@ __global__ void __launch_bounds__(kForwardThreads) forward_small(ForwardTensors<
       (gate == 0 ? t.input_gate : gate == 1 ? t.output_gate : t.candidate_cell)[b][s] = activated;
     }
     const int j = lane % kWarpStates;
-    const T i = __shfl_sync(0xffffffffu, activated, 2 * j);
-    const T o = __shfl_sync(0xffffffffu, activated, 2 * (kWarpStates + j));
-    const T z = __shfl_sync(0xffffffffu, activated, 2 * (2 * kWarpStates + j));
+    const T i = __shfl_sync(0xffffffffu, activated, kLanesPerSum * j);
+    const T o = __shfl_sync(0xffffffffu, activated, kLanesPerSum * (kWarpStates + j));
+    const T z = __shfl_sync(0xffffffffu, activated, kLanesPerSum * (2 * kWarpStates + j));
     if (finisher) {
       const T cell = old_cell + z * i;
       t.new_cell[b][s0 + lane] = cell;

@@ -152,6 +152,19 @@ const fmt = (x: number) => (x * k).toFixed(3);
 console.log(`Forward: ${fmt(f.min)}/${fmt(f.avg)} ${scale} | Backward ${fmt(b.min)}/${fmt(b.avg)} ${scale}`);
 console.log(`  (median: forward ${fmt(f.med)} ${scale}, backward ${fmt(b.med)} ${scale}; ${variant} ${dtype} ${sizes.batch}x${sizes.features}x${sizes.state}${sequence ? ` T=${steps}` : ""}, ${runs} runs)`);
 
+if (device === "cuda") {
+  // What no call can go below on this machine: one tiny kernel launched and waited for, through the same stack.
+  using one = Tensor.zeros([1], { device });
+  const floor: number[] = [];
+  for (let i = 0; i < warmup + runs; i++) {
+    const t0 = performance.now();
+    one.fill(0);
+    sync();
+    if (i >= warmup) floor.push((performance.now() - t0) * 1000);
+  }
+  console.log(`  (launch floor: a 1-element fill kernel + synchronize, median ${stats(floor).med.toFixed(3)} us)`);
+}
+
 const jsonPath = args.values.get("--json");
 if (jsonPath) {
   const info = backendInfo();
