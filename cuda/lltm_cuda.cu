@@ -161,25 +161,21 @@ __global__ void __launch_bounds__(kForwardThreads) forward_small(ForwardTensors<
   }
 }
 
-// Gradient of the loss with respect to gate n (before its activation) of batch row b.
+// Gradient of the loss with respect to gate n (before its activation) of
+// batch row b; d_cell receives the gradient with respect to the new cell of
+// state n % S, which is also the old cell's (c' = c + z i).
 // Every operand is loaded up front, whatever the gate, so that the loads
 // overlap instead of waiting on each other through the branches.
 template <typename T, typename I>
-__device__ __forceinline__ T gate_gradient(const BackwardTensors<T, I>& t, int b, int n) {
+__device__ __forceinline__ T gate_gradient(const BackwardTensors<T, I>& t, int b, int n, T& d_cell) {
   const int gate = n / t.S, s = n % t.S;
   const T grad_h = t.grad_h[b][s], o = t.output_gate[b][s], cell = t.new_cell[b][s], i = t.input_gate[b][s];
   const T grad_cell = t.grad_cell[b][s], z = t.candidate_cell[b][s], g2 = t.gates[b][2 * t.S + s];
   const T th = tanh_of(cell);
+  d_cell = (T(1) - th * th) * o * grad_h + grad_cell;
   if (gate == 1) return th * grad_h * o * (T(1) - o);
-  const T d_cell = (T(1) - th * th) * o * grad_h + grad_cell;
   if (gate == 0) return z * d_cell * i * (T(1) - i);
   return i * d_cell * (g2 > T(0) ? T(1) : exp_of(g2));
-}
-
-template <typename T, typename I>
-__device__ __forceinline__ T cell_gradient(const BackwardTensors<T, I>& t, int b, int s) {
-  const T th = tanh_of(t.new_cell[b][s]);
-  return (T(1) - th * th) * t.output_gate[b][s] * t.grad_h[b][s] + t.grad_cell[b][s];
 }
 
 // The backward pass for small sizes, in one launch and without a grid-wide
@@ -187,15 +183,15 @@ __device__ __forceinline__ T cell_gradient(const BackwardTensors<T, I>& t, int b
 // its outputs need (a few loads and one tanh each, cheaper than waiting for
 // another block to publish them). Two kinds of block share the grid:
 //  - weight blocks own a tile of d_weights = dG^T X (kTile gates x kTile
-//    columns) and, in the first column tile, d_bias for those gates;
+//    columns) and, in the first column tile, d_bias for those gates and
+//    d_old_cell for those of the first S gates (a by-product of dG);
 //  - input blocks own kRows batch rows x kTile columns of dX = dG W, which
 //    are d_old_h and d_input side by side; their kSlices warps split the
 //    reduction over the 3S gates and combine it through shared memory.
-// Every block also takes its share of d_old_cell, which is pointwise.
 // Sums run in a fixed order, so results do not vary from run to run.
 constexpr int kTile = 32;
 constexpr int kRows = 2;
-constexpr int kGateChunk = 128;
+constexpr int kGateChunk = 1024;  // gates per pass of an input block: one pass up to S = 341
 constexpr int kBackwardThreads = 256;
 constexpr int kSlices = kBackwardThreads / kTile;
 
@@ -223,7 +219,9 @@ __device__ void weight_block(const BackwardTensors<T, I>& t, int tile, int colum
     const int rows = min(kTile, t.B - b0);
     for (int e = threadIdx.x; e < rows * kTile; e += kBackwardThreads) {
       const int b = b0 + e / kTile, n = n0 + e % kTile, k = k0 + e % kTile;
-      dG[e] = n < G ? gate_gradient(t, b, n) : T(0);
+      T d_cell = 0;
+      dG[e] = n < G ? gate_gradient(t, b, n, d_cell) : T(0);
+      if (k0 == 0 && n < t.S) t.d_old_cell[b][n] = d_cell;
       X[e] = k < K ? t.X[b][k] : T(0);
     }
     __syncthreads();
@@ -256,21 +254,22 @@ __device__ void input_block(const BackwardTensors<T, I>& t, int tile, int column
   const int G = 3 * t.S, K = t.S + t.F;
   const int b0 = tile / column_tiles * kRows, k = tile % column_tiles * kTile + threadIdx.x % kTile;
   const int slice = threadIdx.x / kTile;
-  T* dG = shared;  // [kRows batch rows][kGateChunk gates]
+  T* dG = shared;  // [kRows batch rows][gates of this pass]
   T acc[kRows] = {};
   for (int n0 = 0; n0 < G; n0 += kGateChunk) {
-    for (int e = threadIdx.x; e < kRows * kGateChunk; e += kBackwardThreads) {
-      const int b = b0 + e / kGateChunk, n = n0 + e % kGateChunk;
-      dG[e] = b < t.B && n < G ? gate_gradient(t, b, n) : T(0);
+    const int gates = min(kGateChunk, G - n0);
+    for (int e = threadIdx.x; e < kRows * gates; e += kBackwardThreads) {
+      const int b = b0 + e / gates, n = n0 + e % gates;
+      T d_cell;
+      dG[e] = b < t.B ? gate_gradient(t, b, n, d_cell) : T(0);
     }
     __syncthreads();
     if (k < K) {
-      const int gates = min(kGateChunk, G - n0);
 #pragma unroll 8
       for (int n = slice; n < gates; n += kSlices) {
         const T w = t.weights[n0 + n][k];
 #pragma unroll
-        for (int r = 0; r < kRows; ++r) acc[r] += dG[r * kGateChunk + n] * w;
+        for (int r = 0; r < kRows; ++r) acc[r] += dG[r * gates + n] * w;
       }
     }
     __syncthreads();
@@ -292,10 +291,6 @@ __global__ void __launch_bounds__(kBackwardThreads) backward_small(BackwardTenso
   __shared__ T shared[2 * kTile * kTile];
   static_assert(kRows * kGateChunk <= 2 * kTile * kTile && kSlices * kRows * kTile <= 2 * kTile * kTile,
                 "the input blocks' buffers fit in the weight blocks' one");
-  const int64_t cells = int64_t(t.B) * t.S;
-  for (int64_t e = int64_t(blockIdx.x) * kBackwardThreads + threadIdx.x; e < cells;
-       e += int64_t(gridDim.x) * kBackwardThreads)
-    t.d_old_cell[e / t.S][e % t.S] = cell_gradient(t, int(e / t.S), int(e % t.S));
   const int block = blockIdx.x;
   if (block < grid.weight_blocks())
     weight_block(t, block, grid.column_tiles, shared);
@@ -335,8 +330,9 @@ __global__ void backward_pointwise(BackwardTensors<T> t, T* dG) {
   const int G = 3 * t.S;
   for (int b = blockIdx.y; b < t.B; b += gridDim.y)
     for (int g = blockIdx.x * blockDim.x + threadIdx.x; g < G; g += gridDim.x * blockDim.x) {
-      dG[int64_t(b) * G + g] = gate_gradient(t, b, g);
-      if (g < t.S) t.d_old_cell[b][g] = cell_gradient(t, b, g);
+      T d_cell;
+      dG[int64_t(b) * G + g] = gate_gradient(t, b, g, d_cell);
+      if (g < t.S) t.d_old_cell[b][g] = d_cell;
     }
 }
 
