@@ -265,7 +265,8 @@ __device__ void input_block(const BackwardTensors<T, I>& t, int tile, int column
     }
     __syncthreads();
     if (k < K) {
-#pragma unroll 8
+      // 24 loads of W in flight per thread: at S = 128 a thread's 48 gates then take two trips to L2, not six.
+#pragma unroll 24
       for (int n = slice; n < gates; n += kSlices) {
         const T w = t.weights[n0 + n][k];
 #pragma unroll
