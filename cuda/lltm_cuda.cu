@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
-#include <type_traits>
 
 #include "accessor.h"
 #include "device.h"
@@ -36,6 +35,12 @@ __device__ __forceinline__ T sigmoid(T x) {
   return T(1) / (T(1) + exp_of(-x));
 }
 
+// expm1 rather than exp(x) - 1, which loses digits near 0.
+template <typename T>
+__device__ __forceinline__ T elu(T x) {
+  return x > T(0) ? x : expm1_of(x);
+}
+
 // The tensors of one call as kernel arguments; I is the accessors' index type.
 template <typename T, typename I = int64_t>
 struct ForwardTensors {
@@ -61,7 +66,7 @@ __device__ __forceinline__ void write_cell(const ForwardTensors<T>& t, int b, in
   t.gates[b][t.S + s] = g1;
   t.gates[b][2 * t.S + s] = g2;
   const T i = sigmoid(g0), o = sigmoid(g1);
-  const T z = g2 > T(0) ? g2 : expm1_of(g2);
+  const T z = elu(g2);
   const T cell = t.old_cell[b][s] + z * i;
   t.input_gate[b][s] = i;
   t.output_gate[b][s] = o;
@@ -142,7 +147,7 @@ __global__ void __launch_bounds__(kForwardThreads) forward_small(ForwardTensors<
       for (int q = 0; q < kGateRows; ++q) acc[q] += v * w[q][k];
     }
     const T g = butterfly_sum(acc, lane) + bias;
-    const T activated = gate < 2 ? sigmoid(g) : (g > T(0) ? g : expm1_of(g));
+    const T activated = gate < 2 ? sigmoid(g) : elu(g);
     if (owner) {
       t.gates[b][gate * t.S + s] = g;
       (gate == 0 ? t.input_gate : gate == 1 ? t.output_gate : t.candidate_cell)[b][s] = activated;
@@ -219,7 +224,7 @@ __device__ void weight_block(const BackwardTensors<T, I>& t, int tile, int colum
     const int rows = min(kTile, t.B - b0);
     for (int e = threadIdx.x; e < rows * kTile; e += kBackwardThreads) {
       const int b = b0 + e / kTile, n = n0 + e % kTile, k = k0 + e % kTile;
-      T d_cell = 0;
+      T d_cell;
       dG[e] = n < G ? gate_gradient(t, b, n, d_cell) : T(0);
       if (k0 == 0 && n < t.S) t.d_old_cell[b][n] = d_cell;
       X[e] = k < K ? t.X[b][k] : T(0);

@@ -10,6 +10,7 @@ import { allocate, native } from "./native/library.ts";
 
 const SLOT_BYTES = 80;
 const SLOT_WORDS = SLOT_BYTES / 4;
+const MAX_DIMS = 4;
 export const SLOTS = 16;
 
 export interface Describable {
@@ -43,7 +44,8 @@ export function describe(slot: number, t: Describable): number {
   w[o + 2] = n;
   w[o + 3] = 0;
   // Only the first ndim sizes and strides are read (csrc/lltm.h), so the rest are left as they are.
-  for (let d = 0; d < n; d++) {
+  // Never past the slot: an ndim above MAX_DIMS is refused by the native checks.
+  for (let d = 0; d < n && d < MAX_DIMS; d++) {
     const i = o + 4 + 2 * d, size = shape[d]!, stride = strides[d]!;
     // Two's complement words, so that a bad (negative) value reaches the native checks intact.
     w[i] = size >>> 0;

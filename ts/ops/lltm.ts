@@ -129,16 +129,15 @@ export function lltmForward(input: Tensor, weights: Tensor, bias: Tensor, oldH: 
 
 /**
  * Checks the arguments of a backward call (those of lltmBackward, then any
- * `extra` ones named in ACCUMULATE_ARGS) and returns their dtype, device and sizes.
+ * `extra` ones; `names` names them all) and returns their dtype, device and sizes.
  */
 function checkBackward(
   fn: string, gradH: Tensor, gradCell: Tensor, newCell: Tensor, inputGate: Tensor, outputGate: Tensor,
-  candidateCell: Tensor, X: Tensor, gateWeights: Tensor, weights: Tensor, extra: readonly Tensor[] = [],
+  candidateCell: Tensor, X: Tensor, gateWeights: Tensor, weights: Tensor,
+  extra: readonly Tensor[] = [], names: readonly string[] = BACKWARD_ARGS,
 ): { dtype: Tensor["dtype"]; device: Device; B: number; F: number; S: number } {
   const { dtype, device } = checkCommon(
-    fn,
-    extra.length ? ACCUMULATE_ARGS : BACKWARD_ARGS,
-    [gradH, gradCell, newCell, inputGate, outputGate, candidateCell, X, gateWeights, weights, ...extra],
+    fn, names, [gradH, gradCell, newCell, inputGate, outputGate, candidateCell, X, gateWeights, weights, ...extra],
   );
   expectRank(fn, "grad_h", gradH, 2);
   expectRank(fn, "X", X, 2);
@@ -201,7 +200,7 @@ export function lltmBackwardAccumulate(
 ): LLTMStateGradients {
   const { dtype, device, B, F, S } = checkBackward(
     "lltmBackwardAccumulate", gradH, gradCell, newCell, inputGate, outputGate, candidateCell, X, gateWeights, weights,
-    [dWeights, dBias],
+    [dWeights, dBias], ACCUMULATE_ARGS,
   );
   expectShape("lltmBackwardAccumulate", "d_weights", dWeights, [3 * S, S + F], "(3S, S+F)");
   expectShape("lltmBackwardAccumulate", "d_bias", dBias, [3 * S], "(3S)");
