@@ -73,7 +73,7 @@ test("tensors on cuda:1 run on cuda:1, and copy between GPUs", () => {
 test("every CUDA path matches the reference: fused with 32- and 64-bit indexing, and cuBLAS", () => {
   const check = fileURLToPath(new URL("../scripts/check.ts", import.meta.url));
   const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
-  const command = deno ? [deno.execPath(), "run", "--allow-all", check] : [process.execPath, check];
+  const command = deno ? [deno.execPath(), "run", "--allow-all", check] : [process.execPath, ...process.execArgv, check];
   for (const kernels of ["fused", "fused-int64", "cublas"]) {
     const r = spawnSync(command[0]!, [...command.slice(1), "--cuda", "-b", "37", "-f", "19", "-s", "45"], {
       encoding: "utf8",

@@ -1,6 +1,7 @@
 /**
- * One test API for both runners: `bun test` (bun:test) and `deno test`
- * (Deno.test), plus the few assertions the suite needs.
+ * One test API for the three runners: `bun test` (bun:test), `deno test`
+ * (Deno.test) and `node --test` (node:test), plus the few assertions the
+ * suite needs.
  */
 import { backendInfo, LLTMError } from "../ts/index.ts";
 
@@ -13,18 +14,31 @@ interface BunTest {
 // Bun's default of 5 s per test is too short for the just-in-time build on a slow machine.
 const TIMEOUT_MS = 10 * 60 * 1000;
 
-const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";
-const bunTest: BunTest | undefined = isBun ? ((await import("bun:test")) as unknown as BunTest) : undefined;
+interface NodeTest {
+  test(name: string, options: { skip?: boolean; timeout?: number }, fn: Body): void;
+}
+
+const runtime = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined"
+  ? "bun"
+  : typeof (globalThis as { Deno?: unknown }).Deno !== "undefined"
+  ? "deno"
+  : "node";
+// Specifiers held in variables, so that no runner resolves another runner's module.
+const bunTestModule = "bun:test", nodeTestModule = "node:test";
+const bunTest = runtime === "bun" ? ((await import(bunTestModule)) as BunTest) : undefined;
+const nodeTest = runtime === "node" ? ((await import(nodeTestModule)) as NodeTest) : undefined;
 
 /** Registers a test; with `skip` set to a reason, registers it as skipped and says why once. */
 export function test(name: string, fn: Body, options: { skip?: string | false } = {}): void {
   if (options.skip) {
     skipNotice(options.skip);
     if (bunTest) bunTest.test.skip(name, fn);
+    else if (nodeTest) nodeTest.test(name, { skip: true }, fn);
     else Deno.test({ name, fn, ignore: true });
     return;
   }
   if (bunTest) bunTest.test(name, fn, TIMEOUT_MS);
+  else if (nodeTest) nodeTest.test(name, { timeout: TIMEOUT_MS }, fn);
   else Deno.test({ name, fn, sanitizeResources: false, sanitizeOps: false });
 }
 

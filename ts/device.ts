@@ -10,10 +10,13 @@ export class Device {
   private static readonly cache = new Map<string, Device>();
   static readonly cpu = new Device("cpu", 0);
 
-  private constructor(
-    readonly kind: DeviceKind,
-    readonly index: number,
-  ) {}
+  readonly kind: DeviceKind;
+  readonly index: number;
+
+  private constructor(kind: DeviceKind, index: number) {
+    this.kind = kind;
+    this.index = index;
+  }
 
   /** The code of the kind in the C ABI (lltm_device_kind). */
   get kindCode(): number {

@@ -59,15 +59,15 @@ export class LLTM implements Disposable {
   readonly bias: Tensor;
   readonly weightsGrad: Tensor;
   readonly biasGrad: Tensor;
+  readonly inputFeatures: number;
+  readonly stateSize: number;
 
-  constructor(
-    readonly inputFeatures: number,
-    readonly stateSize: number,
-    options: LLTMOptions = {},
-  ) {
+  constructor(inputFeatures: number, stateSize: number, options: LLTMOptions = {}) {
     if (!Number.isInteger(inputFeatures) || inputFeatures < 1 || !Number.isInteger(stateSize) || stateSize < 1) {
       throw new LLTMError("INVALID_ARGUMENT", `LLTM: inputFeatures and stateSize must be positive integers, got ${inputFeatures} and ${stateSize}`);
     }
+    this.inputFeatures = inputFeatures;
+    this.stateSize = stateSize;
     const dtype = options.dtype ?? "float32";
     const device = Device.of(options.device ?? "cpu");
     const rng = new Random(options.seed ?? 0);

@@ -32,12 +32,11 @@ export class SGD implements Disposable {
   private readonly momentumBuffers: Tensor[] | undefined;
   readonly lr: number;
   readonly momentum: number;
+  private readonly params: readonly Parameter[];
 
-  constructor(
-    private readonly params: readonly Parameter[],
-    options: SGDOptions,
-  ) {
+  constructor(params: readonly Parameter[], options: SGDOptions) {
     checkParameters("SGD", params);
+    this.params = params;
     this.lr = options.lr;
     this.momentum = options.momentum ?? 0;
     this.momentumBuffers = this.momentum === 0 ? undefined : buffers(params);
@@ -81,12 +80,11 @@ export class Adam implements Disposable {
   readonly lr: number;
   readonly betas: readonly [number, number];
   readonly eps: number;
+  private readonly params: readonly Parameter[];
 
-  constructor(
-    private readonly params: readonly Parameter[],
-    options: AdamOptions = {},
-  ) {
+  constructor(params: readonly Parameter[], options: AdamOptions = {}) {
     checkParameters("Adam", params);
+    this.params = params;
     this.lr = options.lr ?? 1e-3;
     this.betas = options.betas ?? [0.9, 0.999];
     this.eps = options.eps ?? 1e-8;

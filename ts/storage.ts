@@ -18,13 +18,14 @@ const registry = new FinalizationRegistry<Held>((held) => {
 
 export class Storage {
   private refs: number;
+  readonly address: number;
+  readonly bytes: number;
+  readonly device: Device;
 
-  private constructor(
-    readonly address: number,
-    readonly bytes: number,
-    readonly device: Device,
-    refs: number,
-  ) {
+  private constructor(address: number, bytes: number, device: Device, refs: number) {
+    this.address = address;
+    this.bytes = bytes;
+    this.device = device;
     this.refs = refs;
     registry.register(this, { address, kind: device.kindCode, index: device.index }, this);
   }

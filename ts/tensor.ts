@@ -34,16 +34,12 @@ export class Tensor {
   readonly offset: number;
   private readonly storage: Storage;
   private isDisposed = false;
+  readonly dtype: DType;
 
   /** Wraps `storage`, taking over one of its references. Use the factories instead. */
-  constructor(
-    storage: Storage,
-    readonly dtype: DType,
-    shape: readonly number[],
-    strides: readonly number[],
-    offset = 0,
-  ) {
+  constructor(storage: Storage, dtype: DType, shape: readonly number[], strides: readonly number[], offset = 0) {
     this.storage = storage;
+    this.dtype = dtype;
     this.shape = shape;
     this.strides = strides;
     this.offset = offset;

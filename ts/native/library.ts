@@ -1,5 +1,5 @@
 /**
- * Opens liblltm under Bun or Deno.
+ * Opens liblltm under Bun, Deno or Node.
  *
  * The path is LLTM_LIBRARY_PATH when set, else lib/ beside this package
  * (where `npm run build` puts it); load() (ts/jit.ts) can name a just-built
@@ -38,8 +38,18 @@ export function environment(name: string): string | undefined {
   }
 }
 
-/** Whether this process runs under Bun (else Deno). */
-export const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";
+/** The JavaScript runtime of this process, by its own global (Bun and Deno also define `process`). */
+export type Runtime = "bun" | "deno" | "node";
+export const runtime: Runtime | undefined = (() => {
+  const g = globalThis as { Bun?: unknown; Deno?: unknown; process?: { versions?: { node?: string } } };
+  if (g.Bun !== undefined) return "bun";
+  if (g.Deno !== undefined) return "deno";
+  if (g.process?.versions?.node !== undefined) return "node";
+  return undefined;
+})();
+
+/** Whether this process runs under Bun. */
+export const isBun = runtime === "bun";
 
 /** The file name of the library for this platform, e.g. liblltm.so. */
 export const libraryFile = libraryFileName();
@@ -55,7 +65,21 @@ let loaded: NativeLibrary | undefined;
 
 /** Imports this runtime's FFI binding (index.ts awaits it once). */
 export async function prepareBinding(): Promise<void> {
-  binding ??= isBun ? await import("./bun.ts") : await import("./deno.ts");
+  if (binding) return;
+  if (runtime === "bun") binding = await import("./bun.ts");
+  else if (runtime === "deno") binding = await import("./deno.ts");
+  else if (runtime === "node") binding = await import("./node.ts");
+  else {
+    const g = globalThis as { navigator?: { userAgent?: string } };
+    binding = {
+      open() {
+        throw new LLTMError(
+          "BACKEND_UNAVAILABLE",
+          `lltm runs under Bun, Deno or Node >= 26; this runtime (${g.navigator?.userAgent ?? "unknown"}) is none of them`,
+        );
+      },
+    };
+  }
 }
 
 function open(path: string, fromOverride: boolean): NativeLibrary {
@@ -64,6 +88,7 @@ function open(path: string, fromOverride: boolean): NativeLibrary {
   try {
     lib = binding.open(path);
   } catch (e) {
+    if (e instanceof LLTMError) throw e;
     const how = fromOverride
       ? "LLTM_LIBRARY_PATH points to a missing or unloadable file; unset it or point it at a built liblltm"
       : "build it with `npm run build` (or `bun run build`), call `await load()`, or set LLTM_LIBRARY_PATH to a built liblltm";
