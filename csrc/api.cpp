@@ -264,4 +264,10 @@ LLTM_API int32_t lltm_synchronize(int32_t device_kind, int32_t device_index) {
   });
 }
 
+LLTM_API const char* lltm_cpu_kernels(void) {
+  const char* name = nullptr;
+  guard([&] { name = cpu::kernels_name(); });
+  return name;
+}
+
 }  // extern "C"

@@ -170,6 +170,16 @@ LLTM_API int32_t lltm_write(void* dst, const void* host_src, uint64_t bytes,
 /* Waits for the device's queued work (a no-op on the CPU). */
 LLTM_API int32_t lltm_synchronize(int32_t device_kind, int32_t device_index);
 
+/* The CPU kernels this process runs: "avx512", "avx2" or "baseline" (x86-64
+ * with SSE2), chosen when the library loads as the widest this processor and
+ * operating system support, or "native" in a build for one machine
+ * (LLTM_NATIVE_ARCH). The environment variable LLTM_CPU_KERNELS, read at load
+ * time, forces a variant; when this machine cannot run it (or the name is
+ * unknown) this returns NULL and every CPU kernel fails with
+ * LLTM_ERR_BACKEND_UNAVAILABLE, lltm_last_error() saying why. The string is
+ * static. */
+LLTM_API const char* lltm_cpu_kernels(void);
+
 #ifdef __cplusplus
 }
 #endif

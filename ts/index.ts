@@ -5,6 +5,7 @@
  * it is looked for, and jit.ts for building it on demand); under Deno that
  * needs --allow-ffi (and --allow-env=LLTM_LIBRARY_PATH to honour the override).
  */
+import { LLTMError } from "./errors.ts";
 import { native, prepareBinding } from "./native/library.ts";
 
 await prepareBinding();
@@ -34,15 +35,29 @@ export { Adam, type AdamOptions, SGD, type SGDOptions } from "./optim.ts";
 export { Random } from "./random.ts";
 export { type NestedArray, type RandomOptions, Tensor, type TensorOptions } from "./tensor.ts";
 
-/** The native library's facts: its path, C ABI version and the backends this build and machine have. */
-export function backendInfo(): { path: string; abiVersion: number; cpu: boolean; cuda: boolean; cudaDevices: number } {
+/**
+ * The native library's facts: its path, C ABI version, the backends this build and machine have, and the CPU
+ * kernels chosen when it loaded (`cpuKernels`: "avx512", "avx2", "baseline", or "native" for a -march=native build).
+ * Throws the library's reason when LLTM_CPU_KERNELS forces kernels this machine cannot run.
+ */
+export function backendInfo(): {
+  path: string;
+  abiVersion: number;
+  cpu: boolean;
+  cuda: boolean;
+  cudaDevices: number;
+  cpuKernels: string;
+} {
   const lib = native();
   const bits = lib.lltm_backends();
+  const cpuKernels = lib.lltm_cpu_kernels();
+  if (cpuKernels === "") throw new LLTMError("BACKEND_UNAVAILABLE", lib.lltm_last_error());
   return {
     path: lib.path,
     abiVersion: lib.lltm_abi_version(),
     cpu: (bits & 1) !== 0,
     cuda: (bits & 2) !== 0,
     cudaDevices: lib.lltm_cuda_device_count(),
+    cpuKernels,
   };
 }

@@ -2,10 +2,10 @@
 #include <cmath>
 
 #include "../dispatch.h"
-#include "lltm_cpu.h"
+#include "kernels.h"
 #include "strided_cpu.h"
 
-namespace lltm::cpu {
+namespace lltm::cpu::LLTM_ISA_NAMESPACE {
 
 namespace {
 
@@ -67,4 +67,4 @@ void adam_step(const AdamArgs& args, int32_t dtype) {
   LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_adam_step", [&] { adam_typed<scalar_t>(args); });
 }
 
-}  // namespace lltm::cpu
+}  // namespace lltm::cpu::LLTM_ISA_NAMESPACE

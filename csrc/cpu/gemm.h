@@ -9,8 +9,9 @@
 //
 // The micro-kernel keeps MR x NV vector accumulators in registers: per step of
 // p it loads NV vectors of B and broadcasts MR scalars of A, so it is bound by
-// multiply-add throughput, not by loads. Vector width follows the target
-// (-march=native): 64 bytes with AVX-512, 32 with AVX, 16 otherwise.
+// multiply-add throughput, not by loads. Vector width follows the variant's
+// target flags (cmake/cpu_isa.cmake): 64 bytes with AVX-512, 32 with AVX, 16
+// otherwise.
 #pragma once
 
 #include <algorithm>
@@ -19,7 +20,7 @@
 #include <cstring>
 #include <new>
 
-namespace lltm::cpu {
+namespace lltm::cpu::LLTM_ISA_NAMESPACE {
 
 #if defined(__AVX512F__)
 constexpr int kVectorBytes = 64;
@@ -214,4 +215,4 @@ inline void store_row(T* dst, int64_t stride, const T* values, int64_t count, bo
   }
 }
 
-}  // namespace lltm::cpu
+}  // namespace lltm::cpu::LLTM_ISA_NAMESPACE

@@ -1,6 +1,6 @@
 // The LLTM cell on the CPU: the forward and backward passes, each a GEMM with
 // a fused pointwise epilogue, split across the pool's threads.
-#include "lltm_cpu.h"
+#include "kernels.h"
 
 #include <cstring>
 #include <type_traits>
@@ -11,7 +11,7 @@
 #include "thread_pool.h"
 #include "vector_math.h"
 
-namespace lltm::cpu {
+namespace lltm::cpu::LLTM_ISA_NAMESPACE {
 
 namespace {
 
@@ -310,4 +310,4 @@ void lltm_backward(const BackwardArgs& args, int32_t dtype) {
   LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_backward", [&] { backward<scalar_t>(args); });
 }
 
-}  // namespace lltm::cpu
+}  // namespace lltm::cpu::LLTM_ISA_NAMESPACE

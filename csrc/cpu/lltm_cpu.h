@@ -1,5 +1,6 @@
 // The CPU backend: the LLTM kernels and host memory. Arguments are validated
-// by the caller (api.cpp); these throw lltm::Error on failure.
+// by the caller (api.cpp); these throw lltm::Error on failure. The kernels
+// run the instruction-set variant chosen at load time (isa_dispatch.cpp).
 #pragma once
 
 #include <cstdint>
@@ -21,5 +22,8 @@ void fill(const lltm_tensor& dst, double value, int32_t dtype);
 void axpy(const lltm_tensor& y, double alpha, const lltm_tensor& x, int32_t dtype);
 void sgd_step(const SgdArgs& args, int32_t dtype);
 void adam_step(const AdamArgs& args, int32_t dtype);
+
+// The name of the kernels' variant in use: avx512, avx2, baseline or native.
+const char* kernels_name();
 
 }  // namespace lltm::cpu

@@ -14,7 +14,7 @@
 
 #include "gemm.h"
 
-namespace lltm::cpu {
+namespace lltm::cpu::LLTM_ISA_NAMESPACE {
 
 using FloatVector = Vector<float>::type;
 typedef int32_t IntVector __attribute__((vector_size(kVectorBytes)));
@@ -93,4 +93,4 @@ inline F elu_grad(F x) {
   return x > 0.0f ? F{} + 1.0f : e;
 }
 
-}  // namespace lltm::cpu
+}  // namespace lltm::cpu::LLTM_ISA_NAMESPACE

@@ -63,6 +63,8 @@ export const symbols = {
   lltm_write: { args: ["ptr", "buffer", "u64", "i32", "i32"], returns: "i32" },
   // int32_t lltm_synchronize(int32_t device_kind, int32_t device_index)
   lltm_synchronize: { args: ["i32", "i32"], returns: "i32" },
+  // const char* lltm_cpu_kernels(void): NULL when a forced variant cannot run
+  lltm_cpu_kernels: { args: [], returns: "cstring" },
 } as const satisfies Record<string, SymbolSpec>;
 
 export type SymbolName = keyof typeof symbols;

@@ -1,0 +1,96 @@
+/**
+ * The CPU kernels of every instruction-set variant this machine can run
+ * (LLTM_CPU_KERNELS forces one per process, so each runs in child processes):
+ * check.ts-style comparisons with the float64 reference at sizes that reach
+ * the GEMM's edge tiles and its split of long sums, and the property and
+ * module tests. Plus the refusals, and a look at the machine code: only the
+ * wider variants' own functions may use AVX instructions.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+import { backendInfo } from "../ts/index.ts";
+import { assert, assertEquals, test } from "./harness.ts";
+
+const variants = ["avx512", "avx2", "baseline"] as const;
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
+const runtime = deno ? deno.execPath() : process.execPath;
+const native = backendInfo().cpuKernels === "native";
+const skip = native ? "CPU kernel variants: this is a -march=native build (LLTM_NATIVE_ARCH)" : false;
+
+function run(args: string[], kernels: string | undefined) {
+  const env: Record<string, string | undefined> = { ...process.env, LLTM_CPU_KERNELS: kernels };
+  if (kernels === undefined) delete env.LLTM_CPU_KERNELS;
+  return spawnSync(runtime, args, { encoding: "utf8", env: env as NodeJS.ProcessEnv });
+}
+
+function script(path: string, kernels: string | undefined, extra: string[] = []) {
+  return run(deno ? ["run", "--allow-all", path, ...extra] : [path, ...extra], kernels);
+}
+
+function probe(kernels: string | undefined): { cpuKernels?: string; error?: string } {
+  const r = script(here("./isa_probe.ts"), kernels);
+  assert(r.status === 0, `isa_probe.ts failed:\n${r.stdout}${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split("\n").at(-1)!);
+}
+
+test("each CPU kernel variant this machine runs matches the reference; the default is the widest", () => {
+  const runnable: string[] = [];
+  for (const kernels of variants) {
+    const p = probe(kernels);
+    if (p.error !== undefined) {
+      assert(/cannot run: it lacks \w/.test(p.error), `LLTM_CPU_KERNELS=${kernels} refused without naming why: ${p.error}`);
+      continue;
+    }
+    assertEquals(p.cpuKernels, kernels, `LLTM_CPU_KERNELS=${kernels}`);
+    runnable.push(kernels);
+    // 1x1x1, edge tiles in every direction, full tiles, and (f64) K split into two blocks.
+    for (const [b, f, s] of [[1, 1, 1], [37, 19, 45], [16, 32, 128], [3, 1100, 9]]) {
+      const r = script(here("../scripts/check.ts"), kernels, ["-b", `${b}`, "-f", `${f}`, "-s", `${s}`]);
+      assert(r.status === 0, `LLTM_CPU_KERNELS=${kernels} ${b}x${f}x${s}: check.ts failed:\n${r.stdout}${r.stderr}`);
+    }
+    const suite = [here("./lltm.property.test.ts"), here("./module.test.ts")];
+    const r = run(deno ? ["test", "--allow-all", ...suite] : ["test", ...suite], kernels);
+    assert(r.status === 0, `LLTM_CPU_KERNELS=${kernels}: property and module tests failed:\n${r.stdout}${r.stderr}`);
+  }
+  assert(runnable.includes("baseline"), "the baseline kernels run on every x86-64");
+  assertEquals(probe(undefined).cpuKernels, runnable[0], "the default choice");
+}, { skip });
+
+test("an unknown LLTM_CPU_KERNELS is refused, naming the variants of this build", () => {
+  const p = probe("avx9000");
+  assertEquals(p.cpuKernels, undefined);
+  assert(/LLTM_CPU_KERNELS=avx9000 is not one of this build's CPU kernels: avx512, avx2, baseline/.test(p.error!), p.error);
+}, { skip });
+
+// Where objects of several variants instantiate the same inline function, the
+// linker keeps one copy for all callers (cmake/cpu_isa.cmake orders the
+// objects so it is a baseline one); this checks the result.
+const objdump = spawnSync("objdump", ["--version"]).status === 0;
+test("only the AVX variants' own functions contain AVX instructions, and only avx512's AVX-512 ones", () => {
+  const path = backendInfo().path;
+  assert(existsSync(path), `${path} exists`);
+  const r = spawnSync("objdump", ["-d", "--no-show-raw-insn", "-C", path], { encoding: "utf8", maxBuffer: 1 << 30 });
+  assert(r.status === 0, r.stderr);
+  const offenders = new Set<string>();
+  let fn = "", avx512Uses = 0;
+  for (const line of r.stdout.split("\n")) {
+    const head = /^[0-9a-f]+ <(.*)>:$/.exec(line);
+    if (head) {
+      fn = head[1]!;
+      continue;
+    }
+    const insn = /^\s+[0-9a-f]+:\s+(\S+)\s*(.*)$/.exec(line);
+    if (!insn) continue;
+    const [, mnemonic, withSymbol] = insn as unknown as [string, string, string];
+    const operands = withSymbol.replace(/<.*$/, "");
+    const avx512 = /^k/.test(mnemonic) || /%zmm|%[xy]mm(1[6-9]|2\d|3[01])\b|%k[1-7]|\{/.test(operands);
+    const avx = avx512 || /^v/.test(mnemonic) || /%ymm/.test(operands);
+    if (avx512 && fn.includes("::avx512::")) avx512Uses++;
+    else if (avx512 || (avx && !fn.includes("::avx2::") && !fn.includes("::avx512::"))) offenders.add(`${mnemonic} in ${fn}`);
+  }
+  assert(offenders.size === 0, `instructions outside their variant:\n${[...offenders].slice(0, 20).join("\n")}`);
+  assert(avx512Uses > 0, "the avx512 kernels use AVX-512 instructions");
+}, { skip: skip || (objdump ? false : "objdump is not installed") || (process.arch !== "x64" ? "not x86-64" : false) });
