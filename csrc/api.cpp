@@ -271,3 +271,65 @@ LLTM_API const char* lltm_cpu_kernels(void) {
 }
 
 }  // extern "C"
+
+// ---- the constants a binding verifies at open (lltm_abi_constant) ----
+
+// The layout every binding writes descriptors with: a 64-bit data pointer, then int64 fields.
+static_assert(sizeof(void*) == 8, "lltm_tensor descriptors carry 64-bit addresses");
+static_assert(offsetof(lltm_tensor, data) == 0 && offsetof(lltm_tensor, ndim) == 8 &&
+                  offsetof(lltm_tensor, sizes) == 16 && offsetof(lltm_tensor, strides) == 16 + 8 * LLTM_MAX_DIMS,
+              "lltm_tensor fields at the offsets of csrc/lltm.h");
+static_assert(sizeof(lltm_tensor) == 16 + 16 * LLTM_MAX_DIMS, "lltm_tensor without padding");
+
+namespace {
+
+struct AbiConstant {
+  const char* name;
+  int64_t value;
+};
+
+#define LLTM_CONSTANT(name) {#name, int64_t(name)}
+constexpr AbiConstant kAbiConstants[] = {
+    LLTM_CONSTANT(LLTM_ABI_VERSION),
+    LLTM_CONSTANT(LLTM_MAX_DIMS),
+    LLTM_CONSTANT(LLTM_OK),
+    LLTM_CONSTANT(LLTM_ERR_NULL_POINTER),
+    LLTM_CONSTANT(LLTM_ERR_INVALID_SHAPE),
+    LLTM_CONSTANT(LLTM_ERR_SHAPE_MISMATCH),
+    LLTM_CONSTANT(LLTM_ERR_INVALID_DTYPE),
+    LLTM_CONSTANT(LLTM_ERR_INVALID_DEVICE),
+    LLTM_CONSTANT(LLTM_ERR_BACKEND_UNAVAILABLE),
+    LLTM_CONSTANT(LLTM_ERR_OUT_OF_MEMORY),
+    LLTM_CONSTANT(LLTM_ERR_CUDA),
+    LLTM_CONSTANT(LLTM_ERR_INTERNAL),
+    LLTM_CONSTANT(LLTM_ERR_INVALID_ARGUMENT),
+    LLTM_CONSTANT(LLTM_FLOAT32),
+    LLTM_CONSTANT(LLTM_FLOAT64),
+    LLTM_CONSTANT(LLTM_CPU),
+    LLTM_CONSTANT(LLTM_CUDA),
+    LLTM_CONSTANT(LLTM_BACKEND_CPU),
+    LLTM_CONSTANT(LLTM_BACKEND_CUDA),
+    LLTM_CONSTANT(LLTM_ACCUMULATE_PARAM_GRADS),
+    {"sizeof(lltm_tensor)", int64_t(sizeof(lltm_tensor))},
+    {"offsetof(lltm_tensor, data)", int64_t(offsetof(lltm_tensor, data))},
+    {"offsetof(lltm_tensor, ndim)", int64_t(offsetof(lltm_tensor, ndim))},
+    {"offsetof(lltm_tensor, sizes)", int64_t(offsetof(lltm_tensor, sizes))},
+    {"offsetof(lltm_tensor, strides)", int64_t(offsetof(lltm_tensor, strides))},
+};
+#undef LLTM_CONSTANT
+
+}  // namespace
+
+extern "C" LLTM_API int32_t lltm_abi_constant(const char* name, int64_t* value) {
+  return guard([&] {
+    if (name == nullptr) fail(LLTM_ERR_NULL_POINTER, "lltm_abi_constant: 'name' is a null pointer");
+    if (value == nullptr) fail(LLTM_ERR_NULL_POINTER, "lltm_abi_constant: 'value' is a null pointer");
+    for (const AbiConstant& c : kAbiConstants) {
+      if (std::strcmp(c.name, name) == 0) {
+        *value = c.value;
+        return;
+      }
+    }
+    fail(LLTM_ERR_INVALID_ARGUMENT, std::string("lltm_abi_constant: no constant named '") + name + "'");
+  });
+}

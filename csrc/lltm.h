@@ -180,6 +180,12 @@ LLTM_API int32_t lltm_synchronize(int32_t device_kind, int32_t device_index);
  * static. */
 LLTM_API const char* lltm_cpu_kernels(void);
 
+/* The value of one constant of this header (e.g. "LLTM_MAX_DIMS", "LLTM_ERR_CUDA")
+ * or of the descriptor layout ("sizeof(lltm_tensor)", "offsetof(lltm_tensor, sizes)"),
+ * as this library was built, in *value: a binding checks at open that the values it
+ * was written against are the library's. LLTM_ERR_INVALID_ARGUMENT for an unknown name. */
+LLTM_API int32_t lltm_abi_constant(const char* name, int64_t* value);
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,9 +17,8 @@ import { cpus } from "node:os";
 
 import {
   backendInfo, type DType, LLTM, lltmBackward, referenceBackwardMatrices, referenceForward, referenceForwardMatrices,
-  relativeError, Tensor, toMatrix,
+  relativeError, Tensor, toMatrix, cuda,
 } from "../ts/index.ts";
-import { native } from "../ts/native/library.ts";
 import { fail, intArg, parseArgs } from "./args.ts";
 import { forward, type Sizes, workload } from "./workload.ts";
 
@@ -53,8 +52,7 @@ function stats(xs: number[]): Stats {
   return { min: s[0]!, med, avg: xs.reduce((a, b) => a + b, 0) / xs.length };
 }
 
-const lib = native();
-const sync = device === "cuda" ? () => lib.lltm_synchronize(1, 0) : () => 0;
+const sync = device === "cuda" ? () => cuda.synchronize("cuda:0") : () => 0;
 const fw: number[] = [], bw: number[] = [];
 let maxRelErr = 0;
 

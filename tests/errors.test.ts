@@ -3,8 +3,9 @@
  * the argument and what was expected, and leaves caller memory untouched.
  * The C ABI is checked directly too, since it is public.
  */
-import { type Describable, describe } from "../ts/descriptor.ts";
 import { backendInfo, loadLibrary, lltmBackward, lltmForward, Tensor } from "../ts/index.ts";
+import { Status } from "../ts/native/constants.ts";
+import { type Describable, DescriptorBlock, newDescribableId } from "../ts/native/descriptor.ts";
 import { native } from "../ts/native/library.ts";
 import { assert, assertEquals, assertThrowsLLTM, test } from "./harness.ts";
 
@@ -31,7 +32,7 @@ test("a wrongly shaped argument is named with the shape expected", () => {
   using badBias = Tensor.zeros([3 * S, 1], { dtype: "float64" });
   assertThrowsLLTM(() => lltmForward(a.input, a.weights, badBias, a.oldH, a.oldCell), "SHAPE_MISMATCH", /'bias' must have shape \[15\]/);
   using badCell = Tensor.zeros([B + 1, S], { dtype: "float64" });
-  assertThrowsLLTM(() => lltmForward(a.input, a.weights, a.bias, a.oldH, badCell), "SHAPE_MISMATCH", /'old_cell' must have shape \[3, 5\] \(B, S\)/);
+  assertThrowsLLTM(() => lltmForward(a.input, a.weights, a.bias, a.oldH, badCell), "SHAPE_MISMATCH", /lltmForward: 'oldCell' must have shape \[3, 5\] \(B, S\)/);
   using flat = Tensor.zeros([B * F], { dtype: "float64" });
   assertThrowsLLTM(() => lltmForward(flat, a.weights, a.bias, a.oldH, a.oldCell), "SHAPE_MISMATCH", /'input' must have 2 dimensions/);
 });
@@ -39,14 +40,14 @@ test("a wrongly shaped argument is named with the shape expected", () => {
 test("mixed dtypes are refused, naming both arguments", () => {
   using a = inputs();
   using h32 = Tensor.zeros([B, S], { dtype: "float32" });
-  assertThrowsLLTM(() => lltmForward(a.input, a.weights, a.bias, h32, a.oldCell), "INVALID_DTYPE", /'old_h' has dtype float32 but 'input' has float64/);
+  assertThrowsLLTM(() => lltmForward(a.input, a.weights, a.bias, h32, a.oldCell), "INVALID_DTYPE", /lltmForward: 'oldH' has dtype float32 but 'input' has float64/);
 });
 
 test("a disposed argument is refused by name", () => {
   using a = inputs();
   const gone = Tensor.zeros([B, S], { dtype: "float64" });
   gone.dispose();
-  assertThrowsLLTM(() => lltmForward(a.input, a.weights, a.bias, a.oldH, gone), "DISPOSED", /lltmForward: 'old_cell' has been disposed/);
+  assertThrowsLLTM(() => lltmForward(a.input, a.weights, a.bias, a.oldH, gone), "DISPOSED", /lltmForward: 'oldCell' has been disposed/);
 });
 
 test("backward checks its arguments the same way", () => {
@@ -54,7 +55,7 @@ test("backward checks its arguments the same way", () => {
   using fw = lltmForward(a.input, a.weights, a.bias, a.oldH, a.oldCell);
   using g = Tensor.ones([B, S], { dtype: "float64" });
   using wrong = Tensor.ones([B, S + 1], { dtype: "float64" });
-  assertThrowsLLTM(() => lltmBackward(g, wrong, fw.newCell, fw.inputGate, fw.outputGate, fw.candidateCell, fw.X, fw.gateWeights, a.weights), "SHAPE_MISMATCH", /'grad_cell' must have shape \[3, 5\]/);
+  assertThrowsLLTM(() => lltmBackward(g, wrong, fw.newCell, fw.inputGate, fw.outputGate, fw.candidateCell, fw.X, fw.gateWeights, a.weights), "SHAPE_MISMATCH", /lltmBackward: 'gradCell' must have shape \[3, 5\]/);
 });
 
 const cudaMissing = !backendInfo().cuda;
@@ -86,11 +87,12 @@ function rawForward(
 ): { status: number; message: string; untouched: boolean } {
   using a = inputs();
   const outs = [[B, S], [B, S], [B, S], [B, S], [B, S], [B, S + F], [B, 3 * S]].map((s) => Tensor.full(s, SENTINEL, { dtype: "float64" }));
+  using block = new DescriptorBlock(12);
   try {
     const args: Describable[] = [a.input, a.weights, a.bias, a.oldH, a.oldCell, ...outs];
     const slots: number[] = [];
     patch(args, slots);
-    args.forEach((t, i) => (slots[i] ??= describe(i, t)));
+    args.forEach((t, i) => (slots[i] ??= block.write(i, t)));
     const lib = native();
     const status = lib.lltm_forward(
       slots[0]!, slots[1]!, slots[2]!, slots[3]!, slots[4]!, slots[5]!, slots[6]!, slots[7]!, slots[8]!, slots[9]!,
@@ -105,24 +107,25 @@ function rawForward(
 
 /** A descriptor like `t` with some fields replaced. */
 function altered(t: Describable, change: Partial<Describable>): Describable {
-  return { shape: t.shape, strides: t.strides, dataAddress: t.dataAddress, ...change };
+  return { id: newDescribableId(), shape: t.shape, strides: t.strides, dataAddress: t.dataAddress, disposed: false, ...change };
 }
 
 test("C ABI: a null tensor pointer is refused and nothing is written", () => {
   const r = rawForward((_, slots) => (slots[3] = 0));
-  assertEquals(r.status, 1);
+  assertEquals(r.status, Status.NULL_POINTER);
   assert(/lltm_forward: 'old_h' is a null pointer/.test(r.message), r.message);
   assert(r.untouched, "outputs untouched");
 });
 
 test("C ABI: null data, bad sizes and strides, and zero-stride outputs are refused", () => {
+  const { NULL_POINTER, INVALID_SHAPE, SHAPE_MISMATCH } = Status;
   const cases: [string, number, Partial<Describable>, number, RegExp][] = [
-    ["null data", 2, { dataAddress: 0 }, 1, /'bias' has a null data pointer/],
-    ["zero size", 0, { shape: [0, F] }, 2, /'input' has size 0 in dimension 0/],
-    ["negative stride", 1, { strides: [-3, 1] }, 2, /'weights' has stride -3 in dimension 0/],
-    ["bad rank", 4, { shape: [1, 1, 1, 1, 1], strides: [1, 1, 1, 1, 1] }, 2, /'old_cell' has 5 dimensions/],
-    ["zero-stride output", 5, { strides: [0, 1] }, 2, /'new_h' is an output with stride 0/],
-    ["mismatched output", 11, { shape: [B, 3 * S - 1] }, 3, /'gate_weights' must have shape \[3, 15\]/],
+    ["null data", 2, { dataAddress: 0 }, NULL_POINTER, /'bias' has a null data pointer/],
+    ["zero size", 0, { shape: [0, F] }, INVALID_SHAPE, /'input' has size 0 in dimension 0/],
+    ["negative stride", 1, { strides: [-3, 1] }, INVALID_SHAPE, /'weights' has stride -3 in dimension 0/],
+    ["bad rank", 4, { shape: [1, 1, 1, 1, 1], strides: [1, 1, 1, 1, 1] }, INVALID_SHAPE, /'old_cell' has 5 dimensions/],
+    ["zero-stride output", 5, { strides: [0, 1] }, INVALID_SHAPE, /'new_h' is an output with stride 0/],
+    ["mismatched output", 11, { shape: [B, 3 * S - 1] }, SHAPE_MISMATCH, /'gate_weights' must have shape \[3, 15\]/],
   ];
   for (const [what, arg, change, status, pattern] of cases) {
     const r = rawForward((args) => {
@@ -136,13 +139,13 @@ test("C ABI: null data, bad sizes and strides, and zero-stride outputs are refus
 
 test("C ABI: unknown dtype, unknown device and a CPU index other than 0 are refused", () => {
   const dtype = rawForward(() => {}, 7);
-  assertEquals(dtype.status, 4);
+  assertEquals(dtype.status, Status.INVALID_DTYPE);
   assert(/dtype 7 is not float32 \(0\) or float64 \(1\)/.test(dtype.message), dtype.message);
   const kind = rawForward(() => {}, 1, 9);
-  assertEquals(kind.status, 5);
+  assertEquals(kind.status, Status.INVALID_DEVICE);
   assert(/device_kind 9 is not cpu \(0\) or cuda \(1\)/.test(kind.message), kind.message);
   const index = rawForward(() => {}, 1, 0, 2);
-  assertEquals(index.status, 5);
+  assertEquals(index.status, Status.INVALID_DEVICE);
   assert(/device_index must be 0 for the CPU, got 2/.test(index.message), index.message);
   for (const r of [dtype, kind, index]) assert(r.untouched, "outputs untouched");
 });
@@ -152,15 +155,16 @@ test("C ABI: unknown flags of lltm_backward_ex are refused", () => {
   using fw = lltmForward(a.input, a.weights, a.bias, a.oldH, a.oldCell);
   using g = Tensor.ones([B, S], { dtype: "float64" });
   const outs = [[B, S], [B, F], [3 * S, S + F], [3 * S], [B, S]].map((s) => Tensor.full(s, SENTINEL, { dtype: "float64" }));
+  using block = new DescriptorBlock(14);
   try {
     const ins = [g, g, fw.newCell, fw.inputGate, fw.outputGate, fw.candidateCell, fw.X, fw.gateWeights, a.weights, ...outs];
-    const slots = ins.map((t, i) => describe(i, t));
+    const slots = ins.map((t, i) => block.write(i, t));
     const lib = native();
     const status = lib.lltm_backward_ex(
       slots[0]!, slots[1]!, slots[2]!, slots[3]!, slots[4]!, slots[5]!, slots[6]!, slots[7]!, slots[8]!, slots[9]!,
       slots[10]!, slots[11]!, slots[12]!, slots[13]!, 6, 1, 0, 0,
     );
-    assertEquals(status, 10);
+    assertEquals(status, Status.INVALID_ARGUMENT);
     assert(/unknown bits in flags 6/.test(lib.lltm_last_error()), lib.lltm_last_error());
     assert(outs.every((t) => t.toTypedArray().every((v) => v === SENTINEL)), "outputs untouched");
   } finally {
@@ -174,13 +178,14 @@ test("C ABI: strided (transposed) outputs receive the same values", () => {
   const shapes = [[B, S], [B, S], [B, S], [B, S], [B, S], [B, S + F], [B, 3 * S]];
   const bases = shapes.map(([r, c]) => Tensor.zeros([c!, r!], { dtype: "float64" }));
   const outs = bases.map((t) => t.transpose());
+  using block = new DescriptorBlock(12);
   try {
-    const slots = [a.input, a.weights, a.bias, a.oldH, a.oldCell, ...outs].map((t, i) => describe(i, t));
+    const slots = [a.input, a.weights, a.bias, a.oldH, a.oldCell, ...outs].map((t, i) => block.write(i, t));
     const status = native().lltm_forward(
       slots[0]!, slots[1]!, slots[2]!, slots[3]!, slots[4]!, slots[5]!, slots[6]!, slots[7]!, slots[8]!, slots[9]!,
       slots[10]!, slots[11]!, 1, 0, 0,
     );
-    assertEquals(status, 0);
+    assertEquals(status, Status.OK);
     const expected = [ref.newH, ref.newCell, ref.inputGate, ref.outputGate, ref.candidateCell, ref.X, ref.gateWeights];
     outs.forEach((t, i) => assertEquals(t.toArray(), expected[i]!.toArray(), `output ${i}`));
   } finally {

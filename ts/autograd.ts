@@ -1,16 +1,24 @@
 /**
  * LLTMFunction, the tutorial's autograd function: forward runs the op and
  * keeps what backward needs; backward(gradH, gradCell) returns the gradients
- * of the input, the weights, the bias, old_h and old_cell. The saved tensors
- * are released once backward has run or when the function is disposed; the
+ * of the input, the weights, the bias, old_h and old_cell, or, given an
+ * accumulation target, adds those of the weights and bias to it (as autograd
+ * accumulates into .grad) and returns the others. The saved tensors are
+ * released once backward has run or when the function is disposed; the
  * outputs newH and newCell live until dispose().
  */
+import { LLTMError } from "./errors.ts";
 import {
   type LLTMBackwardResult, lltmBackward, lltmBackwardAccumulate, type LLTMForwardResult, lltmForward,
   type LLTMStateGradients,
 } from "./ops/lltm.ts";
-import { LLTMError } from "./errors.ts";
 import type { Tensor } from "./tensor.ts";
+
+/** Where backward adds the parameters' gradients. */
+export interface GradientTarget {
+  readonly dWeights: Tensor;
+  readonly dBias: Tensor;
+}
 
 export class LLTMFunction implements Disposable {
   private saved: { forward: LLTMForwardResult; weights: Tensor } | undefined;
@@ -26,40 +34,26 @@ export class LLTMFunction implements Disposable {
   /** Runs the cell forward on (input, weights, bias, oldH, oldCell). */
   static forward(input: Tensor, weights: Tensor, bias: Tensor, oldH: Tensor, oldCell: Tensor): LLTMFunction {
     const out = lltmForward(input, weights, bias, oldH, oldCell);
-    return new LLTMFunction(out, weights.to(weights.device));
-  }
-
-  /** Whether backward can still run (it has not run, and the function is not disposed). */
-  get hasSaved(): boolean {
-    return this.saved !== undefined;
+    // Backward needs the weights as they are: a reference of our own keeps their memory alive.
+    return new LLTMFunction(out, weights.retain());
   }
 
   /** Gradients of (input, weights, bias, oldH, oldCell) from those of (newH, newCell); runs once. */
-  backward(gradH: Tensor, gradCell: Tensor): LLTMBackwardResult {
+  backward(gradH: Tensor, gradCell: Tensor): LLTMBackwardResult;
+  /** Adds the weights' and bias' gradients to `into` and returns the others; runs once. */
+  backward(gradH: Tensor, gradCell: Tensor, into: GradientTarget): LLTMStateGradients;
+  backward(gradH: Tensor, gradCell: Tensor, into?: GradientTarget): LLTMBackwardResult | LLTMStateGradients {
     const saved = this.saved;
     if (!saved) {
       throw new LLTMError("INVALID_ARGUMENT", "LLTMFunction.backward: backward has already run or the function was disposed");
     }
     const f = saved.forward;
-    const grads = lltmBackward(gradH, gradCell, f.newCell, f.inputGate, f.outputGate, f.candidateCell, f.X, f.gateWeights, saved.weights);
-    this.releaseSaved();
-    return grads;
-  }
-
-  /**
-   * backward that adds the weights' and bias' gradients to `into` (as
-   * autograd accumulates into .grad) and returns the others; runs once.
-   */
-  backwardAccumulate(gradH: Tensor, gradCell: Tensor, into: { dWeights: Tensor; dBias: Tensor }): LLTMStateGradients {
-    const saved = this.saved;
-    if (!saved) {
-      throw new LLTMError("INVALID_ARGUMENT", "LLTMFunction.backward: backward has already run or the function was disposed");
-    }
-    const f = saved.forward;
-    const grads = lltmBackwardAccumulate(
-      gradH, gradCell, f.newCell, f.inputGate, f.outputGate, f.candidateCell, f.X, f.gateWeights, saved.weights,
-      into.dWeights, into.dBias,
-    );
+    const grads = into
+      ? lltmBackwardAccumulate(
+        gradH, gradCell, f.newCell, f.inputGate, f.outputGate, f.candidateCell, f.X, f.gateWeights, saved.weights,
+        into.dWeights, into.dBias,
+      )
+      : lltmBackward(gradH, gradCell, f.newCell, f.inputGate, f.outputGate, f.candidateCell, f.X, f.gateWeights, saved.weights);
     this.releaseSaved();
     return grads;
   }

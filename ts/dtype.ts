@@ -1,15 +1,20 @@
-/** Element types: the C ABI's lltm_dtype and the matching typed arrays. */
+/** Element types and the matching typed arrays. */
+import { LLTMError } from "./errors.ts";
+
 export type DType = "float32" | "float64";
 
-export type TypedArrayOf<D extends DType> = D extends "float32" ? Float32Array : Float64Array;
-
-export const dtypeCode: Record<DType, number> = { float32: 0, float64: 1 };
 export const itemSize: Record<DType, number> = { float32: 4, float64: 8 };
 
 export function isDType(value: unknown): value is DType {
   return value === "float32" || value === "float64";
 }
 
+/** A host array of `length` elements; an LLTMError where the runtime cannot make one that large. */
 export function typedArray(dtype: DType, length: number): Float32Array | Float64Array {
-  return dtype === "float32" ? new Float32Array(length) : new Float64Array(length);
+  try {
+    return dtype === "float32" ? new Float32Array(length) : new Float64Array(length);
+  } catch (e) {
+    if (!(e instanceof RangeError)) throw e;
+    throw new LLTMError("OUT_OF_MEMORY", `cannot make a host array of ${length} ${dtype} elements: ${e.message}`);
+  }
 }

@@ -5,19 +5,18 @@
  * it is looked for, and jit.ts for building it on demand); under Deno that
  * needs --allow-ffi (and --allow-env=LLTM_LIBRARY_PATH to honour the override).
  */
-import { LLTMError } from "./errors.ts";
-import { native, prepareBinding } from "./native/library.ts";
+import { libraryInfo, prepareBinding } from "./native/index.ts";
 
 await prepareBinding();
 
-export { LLTMFunction } from "./autograd.ts";
+export { type GradientTarget, LLTMFunction } from "./autograd.ts";
 export { loadCheckpoint, saveCheckpoint } from "./checkpoint.ts";
 export { cuda } from "./cuda.ts";
 export { Device, type DeviceKind, type DeviceLike } from "./device.ts";
 export { type DType } from "./dtype.ts";
-export { LLTMError, Status, type StatusName } from "./errors.ts";
+export { LLTMError, type LLTMErrorCode, Status, type StatusName } from "./errors.ts";
 export { load, type LoadOptions, type LoadResult } from "./jit.ts";
-export { loadLibrary, type NativeLibrary } from "./native/library.ts";
+export { loadLibrary, type NativeLibrary } from "./native/index.ts";
 export {
   type LLTMBackwardResult, lltmBackward, lltmBackwardAccumulate, type LLTMForwardResult, lltmForward,
   type LLTMStateGradients,
@@ -48,16 +47,5 @@ export function backendInfo(): {
   cudaDevices: number;
   cpuKernels: string;
 } {
-  const lib = native();
-  const bits = lib.lltm_backends();
-  const cpuKernels = lib.lltm_cpu_kernels();
-  if (cpuKernels === "") throw new LLTMError("BACKEND_UNAVAILABLE", lib.lltm_last_error());
-  return {
-    path: lib.path,
-    abiVersion: lib.lltm_abi_version(),
-    cpu: (bits & 1) !== 0,
-    cuda: (bits & 2) !== 0,
-    cudaDevices: lib.lltm_cuda_device_count(),
-    cpuKernels,
-  };
+  return libraryInfo();
 }

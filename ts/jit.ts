@@ -17,7 +17,7 @@ import { homedir } from "node:os";
 import { join, relative } from "node:path";
 
 import { LLTMError } from "./errors.ts";
-import { environment, libraryFile, useLibrary } from "./native/library.ts";
+import { environment, libraryFile, useLibrary } from "./native/index.ts";
 
 export interface LoadOptions {
   /** Print each step, and the build's own output. */

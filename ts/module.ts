@@ -8,7 +8,7 @@
 import { LLTMFunction } from "./autograd.ts";
 import { loadCheckpoint, saveCheckpoint } from "./checkpoint.ts";
 import { Device, type DeviceLike } from "./device.ts";
-import type { DType } from "./dtype.ts";
+import { type DType, itemSize, typedArray } from "./dtype.ts";
 import { LLTMError } from "./errors.ts";
 import { Random } from "./random.ts";
 import { sameShape, Tensor } from "./tensor.ts";
@@ -55,32 +55,58 @@ export interface LLTMSequence extends Disposable {
 }
 
 export class LLTM implements Disposable {
-  readonly weights: Tensor;
-  readonly bias: Tensor;
-  readonly weightsGrad: Tensor;
-  readonly biasGrad: Tensor;
+  /** The parameters and their gradients, replaced together by to(). */
+  private tensors: { weights: Tensor; bias: Tensor; weightsGrad: Tensor; biasGrad: Tensor };
   readonly inputFeatures: number;
   readonly stateSize: number;
 
   constructor(inputFeatures: number, stateSize: number, options: LLTMOptions = {}) {
-    if (!Number.isInteger(inputFeatures) || inputFeatures < 1 || !Number.isInteger(stateSize) || stateSize < 1) {
+    if (!Number.isSafeInteger(inputFeatures) || inputFeatures < 1 || !Number.isSafeInteger(stateSize) || stateSize < 1) {
       throw new LLTMError("INVALID_ARGUMENT", `LLTM: inputFeatures and stateSize must be positive integers, got ${inputFeatures} and ${stateSize}`);
     }
     this.inputFeatures = inputFeatures;
     this.stateSize = stateSize;
     const dtype = options.dtype ?? "float32";
     const device = Device.of(options.device ?? "cpu");
+    const weightsShape = [3 * stateSize, stateSize + inputFeatures];
+    const elements = weightsShape[0]! * weightsShape[1]!;
+    if (elements * itemSize[dtype] > Number.MAX_SAFE_INTEGER) {
+      throw new LLTMError(
+        "INVALID_ARGUMENT",
+        `LLTM: weights of shape [${weightsShape.join(", ")}] (3S, S+F) for inputFeatures ${inputFeatures} and stateSize ` +
+          `${stateSize} would take ${elements * itemSize[dtype]} bytes, more than a tensor can have`,
+      );
+    }
     const rng = new Random(options.seed ?? 0);
     const bound = 1 / Math.sqrt(stateSize);
     const uniform = (shape: number[]) => {
-      const values = dtype === "float32" ? new Float32Array(shape.reduce((a, b) => a * b)) : new Float64Array(shape.reduce((a, b) => a * b));
+      const values = typedArray(dtype, shape.reduce((a, b) => a * b));
       for (let i = 0; i < values.length; i++) values[i] = -bound + 2 * bound * rng.uniform();
       return Tensor.fromTypedArray(values, shape, { device });
     };
-    this.weights = uniform([3 * stateSize, stateSize + inputFeatures]);
-    this.bias = uniform([3 * stateSize]);
-    this.weightsGrad = Tensor.zeros(this.weights.shape, { dtype, device });
-    this.biasGrad = Tensor.zeros(this.bias.shape, { dtype, device });
+    const weights = uniform(weightsShape);
+    const bias = uniform([3 * stateSize]);
+    this.tensors = {
+      weights, bias,
+      weightsGrad: Tensor.zeros(weights.shape, { dtype, device }),
+      biasGrad: Tensor.zeros(bias.shape, { dtype, device }),
+    };
+  }
+
+  get weights(): Tensor {
+    return this.tensors.weights;
+  }
+
+  get bias(): Tensor {
+    return this.tensors.bias;
+  }
+
+  get weightsGrad(): Tensor {
+    return this.tensors.weightsGrad;
+  }
+
+  get biasGrad(): Tensor {
+    return this.tensors.biasGrad;
   }
 
   get dtype(): DType {
@@ -116,7 +142,7 @@ export class LLTM implements Disposable {
   /** One step: input [B, F] and state ([B, S], [B, S]). */
   forward(input: Tensor, [h, c]: State): LLTMStep {
     const fn = LLTMFunction.forward(input, this.weights, this.bias, h, c);
-    const accumulate = (gradH: Tensor, gradCell: Tensor) => fn.backwardAccumulate(gradH, gradCell, this.gradients());
+    const accumulate = (gradH: Tensor, gradCell: Tensor) => fn.backward(gradH, gradCell, this.gradients());
     const dispose = () => fn.dispose();
     return { newH: fn.newH, newCell: fn.newCell, backward: accumulate, dispose, [Symbol.dispose]: dispose };
   }
@@ -163,7 +189,7 @@ export class LLTM implements Disposable {
           using g = stepOf(gradOutputs, t, [B, S]);
           carryH.add_(g);
         }
-        const grads = steps[t]!.backwardAccumulate(carryH, carryC, into);
+        const grads = steps[t]!.backward(carryH, carryC, into);
         {
           using slot = stepOf(dInputs, t, [B, F]);
           slot.copyFrom(grads.dInput);
@@ -212,16 +238,44 @@ export class LLTM implements Disposable {
     }
   }
 
-  /** A copy of the module (parameters; gradients start at zero) on another device. */
-  to(device: DeviceLike): LLTM {
+  /**
+   * Moves the parameters and their gradients to `device`, in place (as
+   * PyTorch's Module.to); returns this module. Optimizers made before hold the
+   * old tensors, so make them after moving. On failure the module is unchanged.
+   */
+  to(device: DeviceLike): this {
+    const target = Device.of(device);
+    if (target === this.device) return this;
+    const old = this.tensors;
+    const moved: Tensor[] = [];
+    try {
+      for (const t of [old.weights, old.bias, old.weightsGrad, old.biasGrad]) moved.push(t.to(target));
+    } catch (e) {
+      for (const t of moved) t.dispose();
+      throw e;
+    }
+    const [weights, bias, weightsGrad, biasGrad] = moved as [Tensor, Tensor, Tensor, Tensor];
+    this.tensors = { weights, bias, weightsGrad, biasGrad };
+    for (const t of [old.weights, old.bias, old.weightsGrad, old.biasGrad]) t.dispose();
+    return this;
+  }
+
+  /** A copy of the module on `device` (parameters; gradients start at zero). */
+  copyTo(device: DeviceLike): LLTM {
     const copy = new LLTM(this.inputFeatures, this.stateSize, { dtype: this.dtype, device });
-    copy.weights.copyFrom(this.weights);
-    copy.bias.copyFrom(this.bias);
+    try {
+      copy.weights.copyFrom(this.weights);
+      copy.bias.copyFrom(this.bias);
+    } catch (e) {
+      copy.dispose();
+      throw e;
+    }
     return copy;
   }
 
   dispose(): void {
-    for (const t of [this.weights, this.bias, this.weightsGrad, this.biasGrad]) t.dispose();
+    const t = this.tensors;
+    for (const x of [t.weights, t.bias, t.weightsGrad, t.biasGrad]) x.dispose();
   }
 
   [Symbol.dispose](): void {

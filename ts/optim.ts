@@ -3,11 +3,9 @@
  * native library: SGD with momentum and Adam, with torch.optim's formulas
  * (see lltm_sgd_step and lltm_adam_step in csrc/lltm.h).
  */
-import { describe } from "./descriptor.ts";
-import { dtypeCode } from "./dtype.ts";
-import { checkStatus, LLTMError } from "./errors.ts";
+import { LLTMError } from "./errors.ts";
 import type { Parameter } from "./module.ts";
-import { native } from "./native/library.ts";
+import * as native from "./native/index.ts";
 import { Tensor } from "./tensor.ts";
 
 function checkParameters(name: string, params: readonly Parameter[]): void {
@@ -44,17 +42,8 @@ export class SGD implements Disposable {
 
   /** param -= lr * (momentum buffer or gradient), for every parameter. */
   step(): void {
-    const lib = native();
     this.params.forEach((p, i) => {
-      const v = p.value;
-      const buf = this.momentumBuffers?.[i];
-      checkStatus(
-        lib.lltm_sgd_step(
-          describe(0, v), describe(1, p.grad), buf ? describe(2, buf) : 0, this.lr, this.momentum,
-          dtypeCode[v.dtype], v.device.kindCode, v.device.index,
-        ),
-        lib.lltm_last_error,
-      );
+      native.sgdStep("SGD.step", p.value, p.grad, this.momentumBuffers?.[i], this.lr, this.momentum);
     });
   }
 
@@ -94,16 +83,10 @@ export class Adam implements Disposable {
 
   step(): void {
     this.steps++;
-    const lib = native();
     this.params.forEach((p, i) => {
-      const v = p.value;
-      checkStatus(
-        lib.lltm_adam_step(
-          describe(0, v), describe(1, p.grad), describe(2, this.expAvg[i]!), describe(3, this.expAvgSq[i]!),
-          this.lr, this.betas[0], this.betas[1], this.eps, this.steps,
-          dtypeCode[v.dtype], v.device.kindCode, v.device.index,
-        ),
-        lib.lltm_last_error,
+      native.adamStep(
+        "Adam.step", p.value, p.grad, this.expAvg[i]!, this.expAvgSq[i]!, this.lr, this.betas[0], this.betas[1], this.eps,
+        this.steps,
       );
     });
   }

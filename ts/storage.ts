@@ -4,16 +4,15 @@
  * is disposed, or by the finalizer if they are collected undisposed.
  */
 import type { Device } from "./device.ts";
-import { allocate, native } from "./native/library.ts";
+import { alloc, free } from "./native/index.ts";
 
 interface Held {
   address: number;
-  kind: number;
-  index: number;
+  device: Device;
 }
 
 const registry = new FinalizationRegistry<Held>((held) => {
-  native().lltm_free(held.address, held.kind, held.index);
+  free(held.address, held.device);
 });
 
 export class Storage {
@@ -27,16 +26,12 @@ export class Storage {
     this.bytes = bytes;
     this.device = device;
     this.refs = refs;
-    registry.register(this, { address, kind: device.kindCode, index: device.index }, this);
+    registry.register(this, { address, device }, this);
   }
 
   /** Allocates `bytes` bytes on `device`, owned by `refs` tensors. */
   static allocate(bytes: number, device: Device, refs = 1): Storage {
-    return new Storage(allocate(bytes, device.kindCode, device.index), bytes, device, refs);
-  }
-
-  get freed(): boolean {
-    return this.refs === 0;
+    return new Storage(alloc(bytes, device), bytes, device, refs);
   }
 
   retain(): void {
@@ -47,7 +42,7 @@ export class Storage {
     if (this.refs === 0) return;
     if (--this.refs === 0) {
       registry.unregister(this);
-      native().lltm_free(this.address, this.device.kindCode, this.device.index);
+      free(this.address, this.device);
     }
   }
 }

@@ -5,15 +5,13 @@
  * disposed (or used with `using`), and the memory is freed when the last
  * tensor viewing it is disposed. A finalizer frees what is forgotten.
  */
-import { describe } from "./descriptor.ts";
 import { Device, type DeviceLike } from "./device.ts";
-import { type DType, dtypeCode, isDType, itemSize, typedArray } from "./dtype.ts";
-import { checkStatus, LLTMError } from "./errors.ts";
-import { native } from "./native/library.ts";
+import { type DType, isDType, itemSize, typedArray } from "./dtype.ts";
+import { LLTMError } from "./errors.ts";
+import { MAX_DIMS } from "./native/constants.ts";
+import * as native from "./native/index.ts";
 import { Random } from "./random.ts";
 import { Storage } from "./storage.ts";
-
-const MAX_DIMS = 4;
 
 export interface TensorOptions {
   dtype?: DType;
@@ -27,7 +25,9 @@ export interface RandomOptions extends TensorOptions {
 
 export type NestedArray = number | NestedArray[];
 
-export class Tensor {
+export class Tensor implements native.NativeTensor {
+  /** Unique in the process: the native layer keeps descriptors of the views it has seen by it. */
+  readonly id = native.newDescribableId();
   readonly shape: readonly number[];
   readonly strides: readonly number[];
   /** Offset of the first element from the start of the storage, in elements. */
@@ -52,7 +52,7 @@ export class Tensor {
     const dtype = checkDType(options.dtype ?? "float32");
     const device = Device.of(options.device ?? "cpu");
     const dims = checkShape(shape, "shape");
-    const storage = Storage.allocate(numelOf(dims) * itemSize[dtype], device);
+    const storage = Storage.allocate(byteCount(dims, dtype), device);
     return new Tensor(storage, dtype, dims, contiguousStrides(dims));
   }
 
@@ -88,12 +88,12 @@ export class Tensor {
       );
     }
     const t = Tensor.empty(dims, { dtype, device: options.device });
-    const lib = native();
-    const device = t.device;
-    checkStatus(
-      lib.lltm_write(t.dataAddress, data, data.byteLength, device.kindCode, device.index),
-      lib.lltm_last_error,
-    );
+    try {
+      native.write("fromTypedArray", t, data);
+    } catch (e) {
+      t.dispose();
+      throw e;
+    }
     return t;
   }
 
@@ -106,7 +106,7 @@ export class Tensor {
     }
     if (shape.length === 0) throw new LLTMError("INVALID_ARGUMENT", "fromArray: data must be an array");
     const dtype = checkDType(options.dtype ?? "float32");
-    const flat = typedArray(dtype, numelOf(shape));
+    const flat = typedArray(dtype, numelOf(checkShape(shape, "fromArray: shape")));
     let n = 0;
     const walk = (value: NestedArray, depth: number) => {
       if (depth === shape.length) {
@@ -139,7 +139,7 @@ export class Tensor {
   private static generate(shape: readonly number[], options: TensorOptions, next: () => number): Tensor {
     const dtype = checkDType(options.dtype ?? "float32");
     const dims = checkShape(shape, "shape");
-    const values = typedArray(dtype, numelOf(dims));
+    const values = typedArray(dtype, byteCount(dims, dtype) / itemSize[dtype]);
     for (let i = 0; i < values.length; i++) values[i] = next();
     return Tensor.fromTypedArray(values, dims, { device: options.device });
   }
@@ -274,6 +274,15 @@ export class Tensor {
     return this.clone();
   }
 
+  /**
+   * Another reference to this very view, disposed on its own: it keeps the
+   * memory alive after this tensor is disposed (as autograd keeps a saved input).
+   */
+  retain(): Tensor {
+    this.assertLive("retain");
+    return this.view(this.shape, this.strides, this.offset);
+  }
+
   /** A contiguous copy, on `device` (default: this tensor's). */
   clone(device?: DeviceLike): Tensor {
     this.assertLive("clone");
@@ -294,59 +303,38 @@ export class Tensor {
     return this.to("cpu");
   }
 
-  /** Copies `src` (same shape, same dtype, any device and strides) into this tensor. */
+  /**
+   * Copies `src` (same shape, same dtype, any device and strides) into this
+   * tensor; a `src` sharing memory with it is copied out first.
+   */
   copyFrom(src: Tensor): void {
     this.assertLive("copyFrom");
-    if (src.disposed) throw disposedError("copyFrom: 'src'");
-    if (src.dtype !== this.dtype) {
-      throw new LLTMError("INVALID_DTYPE", `copyFrom: 'src' has dtype ${src.dtype} but this tensor has ${this.dtype}`);
+    checkOperand("copyFrom", "src", src, this, false);
+    if (this.sharesMemoryWith(src)) {
+      using staged = src.clone();
+      native.copy("copyFrom", this, staged);
+      return;
     }
-    if (!sameShape(src.shape, this.shape)) {
-      throw new LLTMError(
-        "SHAPE_MISMATCH",
-        `copyFrom: 'src' has shape [${src.shape.join(", ")}] but this tensor has [${this.shape.join(", ")}]`,
-      );
-    }
-    const lib = native();
-    const dst = this.device, from = src.device;
-    checkStatus(
-      lib.lltm_copy(describe(0, this), dst.kindCode, dst.index, describe(1, src), from.kindCode, from.index, dtypeCode[this.dtype]),
-      lib.lltm_last_error,
-    );
+    native.copy("copyFrom", this, src);
   }
 
   /** Sets every element to `value`. */
   fill(value: number): this {
     this.assertLive("fill");
-    const lib = native();
-    checkStatus(
-      lib.lltm_fill(describe(0, this), value, dtypeCode[this.dtype], this.device.kindCode, this.device.index),
-      lib.lltm_last_error,
-    );
+    native.fill("fill", this, value);
     return this;
   }
 
   /** this += alpha * other, in place (same shape, dtype and device; any strides). */
   add_(other: Tensor, alpha = 1): this {
     this.assertLive("add_");
-    if (other.disposed) throw disposedError("add_: 'other'");
-    if (other.dtype !== this.dtype) {
-      throw new LLTMError("INVALID_DTYPE", `add_: 'other' has dtype ${other.dtype} but this tensor has ${this.dtype}`);
+    checkOperand("add_", "other", other, this, true);
+    if (this.sharesMemoryWith(other)) {
+      using staged = other.clone();
+      native.axpy("add_", this, alpha, staged);
+      return this;
     }
-    if (!other.device.equals(this.device)) {
-      throw new LLTMError("INVALID_DEVICE", `add_: 'other' is on ${other.device} but this tensor is on ${this.device}`);
-    }
-    if (!sameShape(other.shape, this.shape)) {
-      throw new LLTMError(
-        "SHAPE_MISMATCH",
-        `add_: 'other' has shape [${other.shape.join(", ")}] but this tensor has [${this.shape.join(", ")}]`,
-      );
-    }
-    const lib = native();
-    checkStatus(
-      lib.lltm_axpy(describe(0, this), alpha, describe(1, other), dtypeCode[this.dtype], this.device.kindCode, this.device.index),
-      lib.lltm_last_error,
-    );
+    native.axpy("add_", this, alpha, other);
     return this;
   }
 
@@ -356,11 +344,7 @@ export class Tensor {
     const source = this.isContiguous() ? this : this.clone();
     try {
       const out = typedArray(this.dtype, this.numel);
-      const lib = native();
-      checkStatus(
-        lib.lltm_read(out, source.dataAddress, out.byteLength, source.device.kindCode, source.device.index),
-        lib.lltm_last_error,
-      );
+      native.read("toTypedArray", out, source);
       return out;
     } finally {
       if (source !== this) source.dispose();
@@ -400,6 +384,21 @@ export class Tensor {
     if (this.isDisposed) throw disposedError(`${operation}: the tensor`);
   }
 
+  /**
+   * Whether a native call writing this tensor from `other` could read what it
+   * has already written: they share bytes, and are not the very same elements
+   * (which an elementwise call reads before writing).
+   */
+  private sharesMemoryWith(other: Tensor): boolean {
+    if (other.offset === this.offset && sameShape(other.strides, this.strides)) return false;
+    return sharesMemory(this, other);
+  }
+
+  /** Whether the two may touch the same bytes (conservative for interleaved views of one block). */
+  static sharesMemory(a: Tensor, b: Tensor): boolean {
+    return a.storage === b.storage && native.overlaps(a, b, itemSize[a.dtype]);
+  }
+
   private view(shape: readonly number[], strides: readonly number[], offset: number): Tensor {
     this.storage.retain();
     return new Tensor(this.storage, this.dtype, [...shape], [...strides], offset);
@@ -414,19 +413,37 @@ export class Tensor {
   }
 }
 
-/** Views of one new block of memory, each 64-byte aligned: used for the outputs of an op. */
+/**
+ * Contiguous tensors of `shapes` in one new block of memory, each 64-byte
+ * aligned: the outputs of an op, made with one allocation. Tensors of the
+ * same shape array share it and their strides (views never change them).
+ */
 export function allocateGroup(shapes: readonly (readonly number[])[], dtype: DType, device: Device): Tensor[] {
   const size = itemSize[dtype];
   const align = 64 / size;
-  const offsets: number[] = [];
+  const n = shapes.length;
+  const offsets = new Array<number>(n);
   let total = 0;
-  for (const shape of shapes) {
-    offsets.push(total);
-    total += Math.ceil(numelOf(shape) / align) * align;
+  for (let i = 0; i < n; i++) {
+    offsets[i] = total;
+    total += Math.ceil(numelOf(shapes[i]!) / align) * align;
   }
-  const storage = Storage.allocate(total * size, device, shapes.length);
-  return shapes.map((shape, i) => new Tensor(storage, dtype, shape, contiguousStrides(shape), offsets[i]));
+  if (total * size > Number.MAX_SAFE_INTEGER) throw tooLarge("outputs", total, dtype);
+  const storage = Storage.allocate(total * size, device, n);
+  const out = new Array<Tensor>(n);
+  let lastShape: readonly number[] | undefined, lastStrides: readonly number[] = [];
+  for (let i = 0; i < n; i++) {
+    const shape = shapes[i]!;
+    if (shape !== lastShape) {
+      lastShape = shape;
+      lastStrides = contiguousStrides(shape);
+    }
+    out[i] = new Tensor(storage, dtype, shape, lastStrides, offsets[i]);
+  }
+  return out;
 }
+
+export const sharesMemory = Tensor.sharesMemory;
 
 export function disposedError(what: string): LLTMError {
   return new LLTMError("DISPOSED", `${what} has been disposed`);
@@ -452,6 +469,33 @@ function numelOf(shape: readonly number[]): number {
   let n = 1;
   for (const s of shape) n *= s;
   return n;
+}
+
+/** The bytes of a contiguous tensor of `shape`, refused by name when they are beyond what can be allocated. */
+function byteCount(shape: readonly number[], dtype: DType): number {
+  const n = numelOf(shape);
+  if (n * itemSize[dtype] > Number.MAX_SAFE_INTEGER) throw tooLarge(`shape [${shape.join(", ")}]`, n, dtype);
+  return n * itemSize[dtype];
+}
+
+function tooLarge(what: string, elements: number, dtype: DType): LLTMError {
+  return new LLTMError(
+    "INVALID_ARGUMENT",
+    `${what} holds ${elements} ${dtype} elements: ${elements * itemSize[dtype]} bytes, more than the ` +
+      `${Number.MAX_SAFE_INTEGER} bytes a tensor can have`,
+  );
+}
+
+/** That `t` is a live Tensor of `self`'s dtype (and, for an elementwise op, its device). */
+function checkOperand(fn: string, name: string, t: Tensor, self: Tensor, sameDevice: boolean): void {
+  if (!(t instanceof Tensor)) throw new LLTMError("INVALID_ARGUMENT", `${fn}: '${name}' must be a Tensor`);
+  if (t.disposed) throw disposedError(`${fn}: '${name}'`);
+  if (t.dtype !== self.dtype) {
+    throw new LLTMError("INVALID_DTYPE", `${fn}: '${name}' has dtype ${t.dtype} but this tensor has ${self.dtype}`);
+  }
+  if (sameDevice && t.device !== self.device) {
+    throw new LLTMError("INVALID_DEVICE", `${fn}: '${name}' is on ${t.device} but this tensor is on ${self.device}`);
+  }
 }
 
 function checkShape(shape: readonly number[], what: string): number[] {

@@ -7,12 +7,11 @@
  * package works before anything is built. The CUDA backend, liblltm_cuda, is
  * found by liblltm itself next to its own file.
  */
-import { LLTMError, statusName } from "../errors.ts";
+import { LLTMError } from "../errors.ts";
+import { headerConstants, layoutConstants } from "./constants.ts";
 import type { NativeLibrary } from "./symbols.ts";
 
 export type { NativeLibrary } from "./symbols.ts";
-
-const ABI_VERSION = 1;
 
 function libraryFileName(): string {
   const platform = runtimePlatform();
@@ -83,7 +82,9 @@ export async function prepareBinding(): Promise<void> {
 }
 
 function open(path: string, fromOverride: boolean): NativeLibrary {
-  if (!binding) throw new Error("lltm: the FFI binding is not ready; import lltm from its index module");
+  if (!binding) {
+    throw new LLTMError("LIBRARY_UNAVAILABLE", "lltm: the FFI binding is not ready; import lltm from its index module");
+  }
   let lib: NativeLibrary;
   try {
     lib = binding.open(path);
@@ -92,15 +93,40 @@ function open(path: string, fromOverride: boolean): NativeLibrary {
     const how = fromOverride
       ? "LLTM_LIBRARY_PATH points to a missing or unloadable file; unset it or point it at a built liblltm"
       : "build it with `npm run build` (or `bun run build`), call `await load()`, or set LLTM_LIBRARY_PATH to a built liblltm";
-    throw new Error(`lltm: cannot load the native library at ${path}: ${(e as Error).message}\n${how}`);
+    throw new LLTMError("LIBRARY_UNAVAILABLE", `lltm: cannot load the native library at ${path}: ${(e as Error).message}\n${how}`);
   }
+  verifyConstants(lib, path);
+  return lib;
+}
+
+/**
+ * Refuses a library built with other constants or another descriptor layout
+ * than this TypeScript (ts/native/constants.ts), naming every difference.
+ */
+function verifyConstants(lib: NativeLibrary, path: string): void {
   const version = lib.lltm_abi_version();
-  if (version !== ABI_VERSION) {
-    throw new Error(
-      `lltm: ${path} has C ABI version ${version}, but this TypeScript expects ${ABI_VERSION}; rebuild with \`npm run build\``,
+  if (version !== headerConstants.LLTM_ABI_VERSION) {
+    throw new LLTMError(
+      "ABI_MISMATCH",
+      `lltm: ${path} has C ABI version ${version}, but this TypeScript expects ${headerConstants.LLTM_ABI_VERSION}; ` +
+        "rebuild it with `npm run build`",
     );
   }
-  return lib;
+  const value = new BigInt64Array(1);
+  const encoder = new TextEncoder();
+  const differences: string[] = [];
+  for (const [name, expected] of Object.entries({ ...headerConstants, ...layoutConstants })) {
+    const status = lib.lltm_abi_constant(encoder.encode(`${name}\0`), value);
+    const actual = status === 0 ? Number(value[0]) : "unknown";
+    if (actual !== expected) differences.push(`${name} is ${actual} in the library but ${expected} here`);
+  }
+  if (differences.length > 0) {
+    throw new LLTMError(
+      "ABI_MISMATCH",
+      `lltm: ${path} was built from another csrc/lltm.h than this TypeScript: ${differences.join("; ")}; ` +
+        "rebuild it with `npm run build`",
+    );
+  }
 }
 
 /** Opens the library at `path` (the default or LLTM_LIBRARY_PATH when omitted) without making it the one in use. */
@@ -124,14 +150,4 @@ export function native(): NativeLibrary {
     loaded = open(override || defaultLibraryPath(), Boolean(override));
   }
   return loaded;
-}
-
-const allocated = new Uint32Array(2);
-
-/** Allocates `bytes` bytes on a device through lltm_alloc; returns the address or throws with the library's message. */
-export function allocate(bytes: number, kindCode: number, index: number): number {
-  const lib = native();
-  const status = lib.lltm_alloc(bytes, kindCode, index, allocated);
-  if (status !== 0) throw new LLTMError(statusName(status), lib.lltm_last_error());
-  return allocated[0]! + allocated[1]! * 4294967296;
 }

@@ -65,6 +65,8 @@ export const symbols = {
   lltm_synchronize: { args: ["i32", "i32"], returns: "i32" },
   // const char* lltm_cpu_kernels(void): NULL when a forced variant cannot run
   lltm_cpu_kernels: { args: [], returns: "cstring" },
+  // int32_t lltm_abi_constant(const char* name, int64_t* value)
+  lltm_abi_constant: { args: ["buffer", "buffer"], returns: "i32" },
 } as const satisfies Record<string, SymbolSpec>;
 
 export type SymbolName = keyof typeof symbols;

@@ -1,0 +1,13 @@
+/**
+ * The native-call layer, as the rest of lltm sees it: typed calls of the C
+ * ABI, the C constants, and the loader. Nothing outside ts/native/ opens the
+ * library, holds its handle or writes a descriptor (tests/layers.test.ts).
+ */
+export {
+  adamStep, alloc, axpy, backward, copy, cudaDeviceCount, fill, forward, free, libraryInfo, type NativeTensor, read,
+  sgdStep, synchronize, write,
+} from "./calls.ts";
+export { newDescribableId, overlaps } from "./descriptor.ts";
+export {
+  defaultLibraryPath, environment, isBun, libraryFile, loadLibrary, type NativeLibrary, prepareBinding, useLibrary,
+} from "./library.ts";
