@@ -16,7 +16,10 @@ import { assert, assertEquals, test } from "./harness.ts";
 const variants = ["avx512", "avx2", "baseline"] as const;
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
+const bun = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined";
 const runtime = deno ? deno.execPath() : process.execPath;
+// Node's flags (--experimental-ffi) carry over to its children; its test runner's own do not.
+const nodeFlags = process.execArgv.filter((a) => !a.startsWith("--test"));
 const native = backendInfo().cpuKernels === "native";
 const skip = native ? "CPU kernel variants: this is a -march=native build (LLTM_NATIVE_ARCH)" : false;
 
@@ -27,7 +30,7 @@ function run(args: string[], kernels: string | undefined) {
 }
 
 function script(path: string, kernels: string | undefined, extra: string[] = []) {
-  return run(deno ? ["run", "--allow-all", path, ...extra] : [path, ...extra], kernels);
+  return run(deno ? ["run", "--allow-all", path, ...extra] : bun ? [path, ...extra] : [...nodeFlags, path, ...extra], kernels);
 }
 
 function probe(kernels: string | undefined): { cpuKernels?: string; error?: string } {
@@ -52,7 +55,7 @@ test("each CPU kernel variant this machine runs matches the reference; the defau
       assert(r.status === 0, `LLTM_CPU_KERNELS=${kernels} ${b}x${f}x${s}: check.ts failed:\n${r.stdout}${r.stderr}`);
     }
     const suite = [here("./lltm.property.test.ts"), here("./module.test.ts")];
-    const r = run(deno ? ["test", "--allow-all", ...suite] : ["test", ...suite], kernels);
+    const r = run(deno ? ["test", "--allow-all", ...suite] : bun ? ["test", ...suite] : [...nodeFlags, "--test", ...suite], kernels);
     assert(r.status === 0, `LLTM_CPU_KERNELS=${kernels}: property and module tests failed:\n${r.stdout}${r.stderr}`);
   }
   assert(runnable.includes("baseline"), "the baseline kernels run on every x86-64");
