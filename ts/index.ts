@@ -10,7 +10,9 @@ import { libraryInfo, prepareBinding } from "./native/index.ts";
 await prepareBinding();
 
 export { type GradientTarget, LLTMFunction } from "./autograd.ts";
-export { loadCheckpoint, saveCheckpoint } from "./checkpoint.ts";
+export {
+  type Checkpoint, decodeCheckpoint, type LoadCheckpointOptions, loadCheckpoint, saveCheckpoint, type SkippedTensor,
+} from "./checkpoint.ts";
 export { cuda } from "./cuda.ts";
 export { Device, type DeviceKind, type DeviceLike } from "./device.ts";
 export { type DType } from "./dtype.ts";

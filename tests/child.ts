@@ -1,0 +1,39 @@
+/** Runs a script in a child process of the runtime running the tests (Bun or Deno), for what must not touch this one. */
+import { spawn, spawnSync, type SpawnSyncReturns } from "node:child_process";
+import process from "node:process";
+
+function command(script: string, args: readonly string[], runtimeFlags: readonly string[]): [string, string[]] {
+  const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
+  return deno
+    ? [deno.execPath(), ["run", "--allow-all", ...runtimeFlags, script, ...args]]
+    : [process.execPath, [...runtimeFlags, script, ...args]];
+}
+
+export interface ChildOptions {
+  env?: Record<string, string>;
+  /** Flags for the runtime itself (e.g. Deno's --v8-flags=...); given to Deno only. */
+  denoFlags?: readonly string[];
+  timeoutMs?: number;
+}
+
+/** Runs `script` with `args` to its end. */
+export function runChild(script: string, args: readonly string[] = [], options: ChildOptions = {}): SpawnSyncReturns<string> {
+  const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
+  const [cmd, argv] = command(script, args, isDeno ? options.denoFlags ?? [] : []);
+  return spawnSync(cmd, argv, {
+    encoding: "utf8",
+    env: { ...process.env, ...options.env },
+    timeout: options.timeoutMs ?? 120_000,
+  });
+}
+
+/** Starts `script` with `args` in the background; the caller kills it. */
+export function startChild(script: string, args: readonly string[] = []): ReturnType<typeof spawn> {
+  const [cmd, argv] = command(script, args, []);
+  return spawn(cmd, argv, { stdio: "ignore" });
+}
+
+/** A path of a file in tests/ as a plain file name. */
+export function testFile(name: string): string {
+  return decodeURIComponent(new URL(name, import.meta.url).pathname);
+}
