@@ -1,4 +1,4 @@
-/** Runs a script in a child process of the runtime running the tests (Bun or Deno), for what must not touch this one. */
+/** Runs a script in a child process of the runtime running the tests (Bun, Deno or Node), for what must not touch this one. */
 import { spawn, spawnSync, type SpawnSyncReturns } from "node:child_process";
 import process from "node:process";
 
@@ -6,7 +6,7 @@ function command(script: string, args: readonly string[], runtimeFlags: readonly
   const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
   return deno
     ? [deno.execPath(), ["run", "--allow-all", ...runtimeFlags, script, ...args]]
-    : [process.execPath, [...runtimeFlags, script, ...args]];
+    : [process.execPath, [...process.execArgv, ...runtimeFlags, script, ...args]];
 }
 
 export interface ChildOptions {
