@@ -16,9 +16,8 @@ import { ioError, writeFileAtomic } from "./atomic_file.ts";
 import type { DeviceLike } from "./device.ts";
 import type { DType } from "./dtype.ts";
 import { LLTMError } from "./errors.ts";
+import { MAX_DIMS } from "./native/constants.ts";
 import { Tensor } from "./tensor.ts";
-
-const MAX_DIMS = 4;
 
 /** The safetensors dtypes lltm reads. */
 const floatCodes: Record<DType, string> = { float32: "F32", float64: "F64" };
