@@ -1,5 +1,7 @@
 // The exported C functions: validate everything, then hand the call to the
-// CPU kernels or to the device backend.
+// CPU kernels or to the device backend. Every entry point goes through
+// `dispatch` (or, for the untyped ones, `on_device`): one guard, one dtype
+// check, one device lookup and one CPU-or-backend branch.
 #include <cstring>
 #include <memory>
 #include <string>
@@ -8,6 +10,7 @@
 #include "cpu/lltm_cpu.h"
 #include "lltm.h"
 #include "lltm_args.h"
+#include "overlap.h"
 #include "status.h"
 
 using namespace lltm;
@@ -41,6 +44,81 @@ void check(const DeviceBackend* backend, int32_t status) {
   if (status != LLTM_OK) fail(static_cast<lltm_status>(status), backend->last_error());
 }
 
+// Whether `message` starts with the name `fn` (followed by ':' or ' ', so
+// that "lltm_backward_ex: ..." does not count as naming lltm_backward).
+bool names(const char* message, const char* fn) {
+  const size_t n = std::strlen(fn);
+  return std::strncmp(message, fn, n) == 0 && (message[n] == ':' || message[n] == ' ');
+}
+
+// The frame of every entry point: guard() converts errors to a status, and
+// a message from deeper down (a kernel, the device backend, the allocator)
+// that does not name the entry point called gets its name in front.
+template <typename Body>
+int32_t entry(const char* fn, Body&& body) noexcept {
+  const int32_t status = guard(body);
+  if (status != LLTM_OK && !names(last_error(), fn)) set_last_error((std::string(fn) + ": " + last_error()).c_str());
+  return status;
+}
+
+// An entry point without a dtype: the device's CPU or backend branch.
+template <typename OnCpu, typename OnDevice>
+void on_device(const char* fn, int32_t kind, int32_t index, OnCpu&& on_cpu, OnDevice&& on_backend) {
+  const DeviceBackend* backend = device_for(kind, index, fn);
+  if (backend == nullptr)
+    on_cpu();
+  else
+    check(backend, on_backend(*backend));
+}
+
+// A typed entry point: dtype, then the arguments (`validate`, which may
+// assume the dtype known), then the device, then the CPU kernel or the
+// backend's entry.
+template <typename Validate, typename OnCpu, typename OnDevice>
+int32_t dispatch(const char* fn, int32_t dtype, int32_t kind, int32_t index, Validate&& validate, OnCpu&& on_cpu,
+                 OnDevice&& on_backend) noexcept {
+  return entry(fn, [&] {
+    check_dtype(dtype, fn);
+    validate();
+    on_device(fn, kind, index, on_cpu, on_backend);
+  });
+}
+
+// lltm_backward and lltm_backward_ex, each reporting under its own name.
+int32_t backward(const char* fn, const lltm_tensor* grad_h, const lltm_tensor* grad_cell, const lltm_tensor* new_cell,
+                 const lltm_tensor* input_gate, const lltm_tensor* output_gate, const lltm_tensor* candidate_cell,
+                 const lltm_tensor* X, const lltm_tensor* gate_weights, const lltm_tensor* weights,
+                 const lltm_tensor* d_old_h, const lltm_tensor* d_input, const lltm_tensor* d_weights,
+                 const lltm_tensor* d_bias, const lltm_tensor* d_old_cell, uint32_t flags, int32_t dtype,
+                 int32_t device_kind, int32_t device_index) {
+  BackwardArgs args{grad_h,  grad_cell, new_cell,  input_gate, output_gate, candidate_cell, X,
+                    gate_weights, weights, d_old_h, d_input, d_weights, d_bias, d_old_cell, {},
+                    (flags & LLTM_ACCUMULATE_PARAM_GRADS) != 0};
+  return dispatch(
+      fn, dtype, device_kind, device_index,
+      [&] {
+        if ((flags & ~LLTM_ACCUMULATE_PARAM_GRADS) != 0)
+          fail(LLTM_ERR_INVALID_ARGUMENT, std::string(fn) + ": unknown bits in flags " + std::to_string(flags));
+        args.n = validate(args, fn, dtype);
+      },
+      [&] { cpu::lltm_backward(args, dtype); },
+      [&](const DeviceBackend& b) { return b.backward(&args, dtype, device_index); });
+}
+
+// Byte counts of lltm_read and lltm_write: at most 2^63, and the caller's
+// ranges must not wrap the address space.
+void check_transfer(const char* fn, const void* dst, const char* dst_name, const void* src, const char* src_name,
+                    uint64_t bytes) {
+  if (dst == nullptr) fail(LLTM_ERR_NULL_POINTER, std::string(fn) + ": '" + dst_name + "' is a null pointer");
+  if (src == nullptr) fail(LLTM_ERR_NULL_POINTER, std::string(fn) + ": '" + src_name + "' is a null pointer");
+  if (bytes > kMaxBytes)
+    fail(LLTM_ERR_INVALID_SHAPE, std::string(fn) + ": bytes must be at most 2^63, got " + std::to_string(bytes));
+  const uintptr_t last = UINTPTR_MAX - bytes;
+  if (reinterpret_cast<uintptr_t>(dst) > last || reinterpret_cast<uintptr_t>(src) > last)
+    fail(LLTM_ERR_INVALID_SHAPE, std::string(fn) + ": " + std::to_string(bytes) +
+                                     " bytes from there pass the end of the address space");
+}
+
 }  // namespace
 
 extern "C" {
@@ -62,17 +140,12 @@ LLTM_API int32_t lltm_forward(const lltm_tensor* input, const lltm_tensor* weigh
                               const lltm_tensor* output_gate, const lltm_tensor* candidate_cell,
                               const lltm_tensor* X, const lltm_tensor* gate_weights, int32_t dtype,
                               int32_t device_kind, int32_t device_index) {
-  return guard([&] {
-    ForwardArgs args{input,  weights,     bias,           old_h, old_cell, new_h, new_cell, input_gate,
-                     output_gate, candidate_cell, X, gate_weights, {}};
-    check_dtype(dtype, "lltm_forward");
-    args.n = validate(args);
-    const DeviceBackend* backend = device_for(device_kind, device_index, "lltm_forward");
-    if (backend == nullptr)
-      cpu::lltm_forward(args, dtype);
-    else
-      check(backend, backend->forward(&args, dtype, device_index));
-  });
+  ForwardArgs args{input,  weights,     bias,           old_h, old_cell, new_h, new_cell, input_gate,
+                   output_gate, candidate_cell, X, gate_weights, {}};
+  return dispatch(
+      "lltm_forward", dtype, device_kind, device_index, [&] { args.n = validate(args, "lltm_forward", dtype); },
+      [&] { cpu::lltm_forward(args, dtype); },
+      [&](const DeviceBackend& b) { return b.forward(&args, dtype, device_index); });
 }
 
 LLTM_API int32_t lltm_backward_ex(const lltm_tensor* grad_h, const lltm_tensor* grad_cell,
@@ -83,20 +156,9 @@ LLTM_API int32_t lltm_backward_ex(const lltm_tensor* grad_h, const lltm_tensor* 
                                   const lltm_tensor* d_weights, const lltm_tensor* d_bias,
                                   const lltm_tensor* d_old_cell, uint32_t flags, int32_t dtype, int32_t device_kind,
                                   int32_t device_index) {
-  return guard([&] {
-    BackwardArgs args{grad_h,  grad_cell, new_cell,  input_gate, output_gate, candidate_cell, X,
-                      gate_weights, weights, d_old_h, d_input, d_weights, d_bias, d_old_cell, {},
-                      (flags & LLTM_ACCUMULATE_PARAM_GRADS) != 0};
-    if ((flags & ~LLTM_ACCUMULATE_PARAM_GRADS) != 0)
-      fail(LLTM_ERR_INVALID_ARGUMENT, "lltm_backward_ex: unknown bits in flags " + std::to_string(flags));
-    check_dtype(dtype, "lltm_backward");
-    args.n = validate(args);
-    const DeviceBackend* backend = device_for(device_kind, device_index, "lltm_backward");
-    if (backend == nullptr)
-      cpu::lltm_backward(args, dtype);
-    else
-      check(backend, backend->backward(&args, dtype, device_index));
-  });
+  return backward("lltm_backward_ex", grad_h, grad_cell, new_cell, input_gate, output_gate, candidate_cell, X,
+                  gate_weights, weights, d_old_h, d_input, d_weights, d_bias, d_old_cell, flags, dtype, device_kind,
+                  device_index);
 }
 
 LLTM_API int32_t lltm_backward(const lltm_tensor* grad_h, const lltm_tensor* grad_cell, const lltm_tensor* new_cell,
@@ -107,47 +169,48 @@ LLTM_API int32_t lltm_backward(const lltm_tensor* grad_h, const lltm_tensor* gra
                                const lltm_tensor* d_weights, const lltm_tensor* d_bias,
                                const lltm_tensor* d_old_cell, int32_t dtype, int32_t device_kind,
                                int32_t device_index) {
-  return lltm_backward_ex(grad_h, grad_cell, new_cell, input_gate, output_gate, candidate_cell, X, gate_weights,
-                          weights, d_old_h, d_input, d_weights, d_bias, d_old_cell, 0, dtype, device_kind,
-                          device_index);
+  return backward("lltm_backward", grad_h, grad_cell, new_cell, input_gate, output_gate, candidate_cell, X,
+                  gate_weights, weights, d_old_h, d_input, d_weights, d_bias, d_old_cell, 0, dtype, device_kind,
+                  device_index);
 }
 
 LLTM_API int32_t lltm_alloc(uint64_t bytes, int32_t device_kind, int32_t device_index, void** out) {
   if (out != nullptr) *out = nullptr;
-  return guard([&] {
+  const char* fn = "lltm_alloc";
+  return entry(fn, [&] {
     if (out == nullptr) fail(LLTM_ERR_NULL_POINTER, "lltm_alloc: 'out' is a null pointer");
-    if (bytes == 0) fail(LLTM_ERR_INVALID_SHAPE, "lltm_alloc: bytes must be positive, got 0");
-    const DeviceBackend* backend = device_for(device_kind, device_index, "lltm_alloc");
-    if (backend == nullptr) {
-      *out = cpu::alloc(bytes);
-    } else {
-      void* p = backend->alloc(bytes, device_index);
-      if (p == nullptr) fail(LLTM_ERR_OUT_OF_MEMORY, backend->last_error());
-      *out = p;
-    }
+    check_bytes(bytes, fn);
+    on_device(
+        fn, device_kind, device_index, [&] { *out = cpu::alloc(bytes); },
+        [&](const DeviceBackend& b) { return b.alloc(bytes, device_index, out); });
   });
 }
 
 LLTM_API int32_t lltm_free(void* data, int32_t device_kind, int32_t device_index) {
-  return guard([&] {
-    if (data == nullptr) return;
-    const DeviceBackend* backend = device_for(device_kind, device_index, "lltm_free");
-    if (backend == nullptr)
-      cpu::free(data);
-    else
-      check(backend, backend->free(data, device_index));
+  if (data == nullptr) return LLTM_OK;
+  return entry("lltm_free", [&] {
+    on_device(
+        "lltm_free", device_kind, device_index, [&] { cpu::free(data); },
+        [&](const DeviceBackend& b) { return b.free(data, device_index); });
   });
 }
 
 LLTM_API int32_t lltm_copy(const lltm_tensor* dst, int32_t dst_kind, int32_t dst_index, const lltm_tensor* src,
                            int32_t src_kind, int32_t src_index, int32_t dtype) {
-  return guard([&] {
-    check_dtype(dtype, "lltm_copy");
-    check_tensor(dst, "lltm_copy", "dst", true);
-    check_tensor(src, "lltm_copy", "src", false);
-    check_same_sizes(dst, "lltm_copy: 'dst'", src, "'src'");
+  const char* fn = "lltm_copy";
+  return entry(fn, [&] {
+    check_dtype(dtype, fn);
+    check_tensor(dst, fn, "dst", true);
+    check_tensor(src, fn, "src", false);
+    check_same_sizes(fn, dst, "dst", src, "src");
     const DeviceBackend* dst_backend = device_for(dst_kind, dst_index, "lltm_copy (dst)");
     const DeviceBackend* src_backend = device_for(src_kind, src_index, "lltm_copy (src)");
+    // Within one device's memory, a copy onto itself has nothing to do; any other overlap is refused.
+    if (dst_kind == src_kind && dst_index == src_index) {
+      if (same_view(*dst, *src)) return;
+      const Named out[] = {{dst, "dst"}}, in[] = {{src, "src"}};
+      check_no_overlap(fn, element_size(dtype), out, in);
+    }
     const DeviceBackend* backend = dst_backend != nullptr ? dst_backend : src_backend;
     if (backend == nullptr) {
       cpu::copy(*dst, *src, dtype);
@@ -176,91 +239,75 @@ LLTM_API int32_t lltm_copy(const lltm_tensor* dst, int32_t dst_kind, int32_t dst
 
 LLTM_API int32_t lltm_fill(const lltm_tensor* dst, double value, int32_t dtype, int32_t device_kind,
                            int32_t device_index) {
-  return guard([&] {
-    check_dtype(dtype, "lltm_fill");
-    check_tensor(dst, "lltm_fill", "dst", true);
-    const DeviceBackend* backend = device_for(device_kind, device_index, "lltm_fill");
-    if (backend == nullptr)
-      cpu::fill(*dst, value, dtype);
-    else
-      check(backend, backend->fill(dst, value, dtype, device_index));
-  });
+  return dispatch(
+      "lltm_fill", dtype, device_kind, device_index, [&] { check_tensor(dst, "lltm_fill", "dst", true); },
+      [&] { cpu::fill(*dst, value, dtype); },
+      [&](const DeviceBackend& b) { return b.fill(dst, value, dtype, device_index); });
 }
 
 LLTM_API int32_t lltm_axpy(const lltm_tensor* y, double alpha, const lltm_tensor* x, int32_t dtype,
                            int32_t device_kind, int32_t device_index) {
-  return guard([&] {
-    check_dtype(dtype, "lltm_axpy");
-    check_tensor(y, "lltm_axpy", "y", true);
-    check_tensor(x, "lltm_axpy", "x", false);
-    check_same_sizes(y, "lltm_axpy: 'y'", x, "'x'");
-    const DeviceBackend* backend = device_for(device_kind, device_index, "lltm_axpy");
-    if (backend == nullptr)
-      cpu::axpy(*y, alpha, *x, dtype);
-    else
-      check(backend, backend->axpy(y, alpha, x, dtype, device_index));
-  });
+  const char* fn = "lltm_axpy";
+  return dispatch(
+      fn, dtype, device_kind, device_index,
+      [&] {
+        check_tensor(y, fn, "y", true);
+        check_tensor(x, fn, "x", false);
+        check_same_sizes(fn, y, "y", x, "x");
+        // y += alpha * y reads each element before writing it: only a partial overlap is refused.
+        if (same_view(*y, *x)) return;
+        const Named out[] = {{y, "y"}}, in[] = {{x, "x"}};
+        check_no_overlap(fn, element_size(dtype), out, in);
+      },
+      [&] { cpu::axpy(*y, alpha, *x, dtype); },
+      [&](const DeviceBackend& b) { return b.axpy(y, alpha, x, dtype, device_index); });
 }
 
 LLTM_API int32_t lltm_sgd_step(const lltm_tensor* param, const lltm_tensor* grad, const lltm_tensor* momentum_buffer,
                                double lr, double momentum, int32_t dtype, int32_t device_kind, int32_t device_index) {
-  return guard([&] {
-    check_dtype(dtype, "lltm_sgd_step");
-    const SgdArgs args{param, grad, momentum_buffer, lr, momentum};
-    validate(args);
-    const DeviceBackend* backend = device_for(device_kind, device_index, "lltm_sgd_step");
-    if (backend == nullptr)
-      cpu::sgd_step(args, dtype);
-    else
-      check(backend, backend->sgd_step(&args, dtype, device_index));
-  });
+  const SgdArgs args{param, grad, momentum_buffer, lr, momentum};
+  return dispatch(
+      "lltm_sgd_step", dtype, device_kind, device_index, [&] { validate(args, "lltm_sgd_step", dtype); },
+      [&] { cpu::sgd_step(args, dtype); },
+      [&](const DeviceBackend& b) { return b.sgd_step(&args, dtype, device_index); });
 }
 
 LLTM_API int32_t lltm_adam_step(const lltm_tensor* param, const lltm_tensor* grad, const lltm_tensor* exp_avg,
                                 const lltm_tensor* exp_avg_sq, double lr, double beta1, double beta2, double eps,
                                 int64_t step, int32_t dtype, int32_t device_kind, int32_t device_index) {
-  return guard([&] {
-    check_dtype(dtype, "lltm_adam_step");
-    const AdamArgs args{param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, eps, step};
-    validate(args);
-    const DeviceBackend* backend = device_for(device_kind, device_index, "lltm_adam_step");
-    if (backend == nullptr)
-      cpu::adam_step(args, dtype);
-    else
-      check(backend, backend->adam_step(&args, dtype, device_index));
-  });
+  const AdamArgs args{param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, eps, step};
+  return dispatch(
+      "lltm_adam_step", dtype, device_kind, device_index, [&] { validate(args, "lltm_adam_step", dtype); },
+      [&] { cpu::adam_step(args, dtype); },
+      [&](const DeviceBackend& b) { return b.adam_step(&args, dtype, device_index); });
 }
 
+// On the CPU both are plain byte moves; memmove, so that overlapping ranges are handled rather than undefined.
 LLTM_API int32_t lltm_read(void* host_dst, const void* src, uint64_t bytes, int32_t device_kind,
                            int32_t device_index) {
-  return guard([&] {
-    if (host_dst == nullptr) fail(LLTM_ERR_NULL_POINTER, "lltm_read: 'host_dst' is a null pointer");
-    if (src == nullptr) fail(LLTM_ERR_NULL_POINTER, "lltm_read: 'src' is a null pointer");
-    const DeviceBackend* backend = device_for(device_kind, device_index, "lltm_read");
-    if (backend == nullptr)
-      std::memcpy(host_dst, src, bytes);
-    else
-      check(backend, backend->read(host_dst, src, bytes, device_index));
+  return entry("lltm_read", [&] {
+    check_transfer("lltm_read", host_dst, "host_dst", src, "src", bytes);
+    on_device(
+        "lltm_read", device_kind, device_index, [&] { std::memmove(host_dst, src, bytes); },
+        [&](const DeviceBackend& b) { return b.read(host_dst, src, bytes, device_index); });
   });
 }
 
 LLTM_API int32_t lltm_write(void* dst, const void* host_src, uint64_t bytes, int32_t device_kind,
                             int32_t device_index) {
-  return guard([&] {
-    if (dst == nullptr) fail(LLTM_ERR_NULL_POINTER, "lltm_write: 'dst' is a null pointer");
-    if (host_src == nullptr) fail(LLTM_ERR_NULL_POINTER, "lltm_write: 'host_src' is a null pointer");
-    const DeviceBackend* backend = device_for(device_kind, device_index, "lltm_write");
-    if (backend == nullptr)
-      std::memcpy(dst, host_src, bytes);
-    else
-      check(backend, backend->write(dst, host_src, bytes, device_index));
+  return entry("lltm_write", [&] {
+    check_transfer("lltm_write", dst, "dst", host_src, "host_src", bytes);
+    on_device(
+        "lltm_write", device_kind, device_index, [&] { std::memmove(dst, host_src, bytes); },
+        [&](const DeviceBackend& b) { return b.write(dst, host_src, bytes, device_index); });
   });
 }
 
 LLTM_API int32_t lltm_synchronize(int32_t device_kind, int32_t device_index) {
-  return guard([&] {
-    const DeviceBackend* backend = device_for(device_kind, device_index, "lltm_synchronize");
-    if (backend != nullptr) check(backend, backend->synchronize(device_index));
+  return entry("lltm_synchronize", [&] {
+    on_device(
+        "lltm_synchronize", device_kind, device_index, [] {},
+        [&](const DeviceBackend& b) { return b.synchronize(device_index); });
   });
 }
 

@@ -7,14 +7,23 @@
 
 #include "lltm_args.h"
 
+// The version of this table and of the C++ argument structs it passes
+// (ForwardArgs, BackwardArgs, SgdArgs, AdamArgs): raise it whenever either
+// changes, whether or not the public LLTM_ABI_VERSION does. liblltm loads only
+// a backend built with the same value. (The entry point keeps its name
+// `lltm_backend_v1` for every version, so that an old backend reaches the
+// version check instead of a missing symbol.)
+#define LLTM_BACKEND_API_VERSION 2u
+
 namespace lltm {
 
 struct DeviceBackend {
-  uint32_t abi_version;  // LLTM_ABI_VERSION of the backend's build
+  uint32_t api_version;  // LLTM_BACKEND_API_VERSION of the backend's build; stays the first field
   int32_t (*device_count)();
   int32_t (*forward)(const ForwardArgs* args, int32_t dtype, int32_t device);
   int32_t (*backward)(const BackwardArgs* args, int32_t dtype, int32_t device);
-  void* (*alloc)(uint64_t bytes, int32_t device);
+  // Stores the new block in *out (left NULL on failure).
+  int32_t (*alloc)(uint64_t bytes, int32_t device, void** out);
   int32_t (*free)(void* data, int32_t device);
   // A strided copy where at least one side is on the device; the other side's
   // kind is given by `*_on_device`.

@@ -72,8 +72,14 @@ Loaded load() {
     return result;
   }
   const DeviceBackend* backend = entry();
-  if (backend == nullptr || backend->abi_version != LLTM_ABI_VERSION) {
-    result.why = path + " was built for another lltm ABI version; rebuild it";
+  if (backend == nullptr) {
+    result.why = path + ": lltm_backend_v1 returned no backend table";
+    return result;
+  }
+  if (backend->api_version != LLTM_BACKEND_API_VERSION) {
+    result.why = path + " has backend API version " + std::to_string(backend->api_version) +
+                 ", but this liblltm needs version " + std::to_string(LLTM_BACKEND_API_VERSION) +
+                 "; rebuild both with `npm run build`";
     return result;
   }
   result.backend = backend;

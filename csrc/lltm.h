@@ -9,9 +9,12 @@
  * Tensors are described by lltm_tensor: a data pointer and up to
  * LLTM_MAX_DIMS sizes and strides, counted in elements (not bytes). Strides
  * may be any non-negative value (a transposed, sliced or broadcast view, e.g.
- * a bias with stride 0 across the batch). Outputs may be strided too, but a
- * stride of 0 over a size above 1 is refused for them, and (unchecked) an
- * output must not share memory with another output or an input.
+ * a bias with stride 0 across the batch); sizes and strides are at most 2^48
+ * and a tensor spans at most 2^48 elements. Outputs may be strided too, but a
+ * stride of 0 over a size above 1 is refused for them, and an output whose
+ * byte range meets that of an input or another output of the same call is
+ * refused (LLTM_ERR_INVALID_ARGUMENT), except that lltm_copy and lltm_axpy
+ * accept dst/y and src/x as the very same view.
  *
  * The element type of every tensor in a call is the call's `dtype`; every
  * tensor lives on the call's device (`device_kind`, `device_index`). The CPU
@@ -62,7 +65,7 @@ typedef enum lltm_status {
   LLTM_ERR_OUT_OF_MEMORY = 7,
   LLTM_ERR_CUDA = 8,                /* a CUDA or cuBLAS call failed; the message has CUDA's text */
   LLTM_ERR_INTERNAL = 9,
-  LLTM_ERR_INVALID_ARGUMENT = 10    /* a flag or scalar argument out of range */
+  LLTM_ERR_INVALID_ARGUMENT = 10    /* a flag or scalar argument out of range, or an output overlapping another argument */
 } lltm_status;
 
 typedef enum lltm_dtype { LLTM_FLOAT32 = 0, LLTM_FLOAT64 = 1 } lltm_dtype;
@@ -127,7 +130,8 @@ LLTM_API int32_t lltm_backward_ex(
 
 /* Memory. Host memory is 64-byte aligned; device memory comes from a caching
  * pool on the device's stream. lltm_alloc stores the new block's address in
- * *out (NULL on failure); bytes == 0 is an error. */
+ * *out (NULL on failure); bytes must be 1 to 2^63 (LLTM_ERR_INVALID_SHAPE
+ * otherwise), and more than the device can give is LLTM_ERR_OUT_OF_MEMORY. */
 LLTM_API int32_t lltm_alloc(uint64_t bytes, int32_t device_kind, int32_t device_index, void** out);
 LLTM_API int32_t lltm_free(void* data, int32_t device_kind, int32_t device_index);
 
@@ -161,7 +165,7 @@ LLTM_API int32_t lltm_adam_step(const lltm_tensor* param, const lltm_tensor* gra
                                 int64_t step, int32_t dtype, int32_t device_kind, int32_t device_index);
 
 /* Contiguous byte copies between a caller's host buffer and memory of a device,
- * ordered after the device's queued work. */
+ * ordered after the device's queued work; bytes at most 2^63. */
 LLTM_API int32_t lltm_read(void* host_dst, const void* src, uint64_t bytes,
                            int32_t device_kind, int32_t device_index);
 LLTM_API int32_t lltm_write(void* dst, const void* host_src, uint64_t bytes,

@@ -5,14 +5,12 @@
 #include <cmath>
 #include <initializer_list>
 
+#include "overlap.h"
 #include "status.h"
 
 namespace lltm {
 
 namespace {
-
-// Sizes above this are refused so that no offset computation can overflow int64.
-constexpr int64_t kMaxExtent = int64_t(1) << 48;
 
 std::string shape_string(const lltm_tensor& t) {
   std::string s = "[";
@@ -60,29 +58,45 @@ void check_tensor(const lltm_tensor* t, const char* fn, const char* name, bool o
   if (t->ndim < 1 || t->ndim > LLTM_MAX_DIMS)
     fail(LLTM_ERR_INVALID_SHAPE, what() + " has " + std::to_string(t->ndim) +
                                      " dimensions; expected 1 to " + std::to_string(LLTM_MAX_DIMS));
-  int64_t extent = 0;
+  // The offset of the last element, in checked arithmetic: sizes and strides
+  // up to 2^48 make products up to 2^96.
+  int64_t last = 0;
   for (int64_t d = 0; d < t->ndim; ++d) {
     const int64_t size = t->sizes[d], stride = t->strides[d];
     if (size <= 0 || size > kMaxExtent)
       fail(LLTM_ERR_INVALID_SHAPE, what() + " has size " + std::to_string(size) + " in dimension " +
-                                       std::to_string(d) + "; expected a positive size");
+                                       std::to_string(d) + "; expected a positive size up to 2^48");
     if (stride < 0 || stride > kMaxExtent)
-      fail(LLTM_ERR_INVALID_SHAPE, what() + " has stride " + std::to_string(stride) +
-                                       " in dimension " + std::to_string(d) + "; expected a non-negative stride");
+      fail(LLTM_ERR_INVALID_SHAPE, what() + " has stride " + std::to_string(stride) + " in dimension " +
+                                       std::to_string(d) + "; expected a non-negative stride up to 2^48");
     if (output && stride == 0 && size > 1)
       fail(LLTM_ERR_INVALID_SHAPE, what() + " is an output with stride 0 in dimension " +
                                        std::to_string(d) + "; outputs need distinct elements");
-    extent += (size - 1) * stride;
-    if (extent > kMaxExtent) fail(LLTM_ERR_INVALID_SHAPE, what() + " spans too many elements");
+    int64_t step;
+    if (__builtin_mul_overflow(size - 1, stride, &step) || __builtin_add_overflow(last, step, &last) ||
+        last >= kMaxExtent)
+      fail(LLTM_ERR_INVALID_SHAPE, what() + " spans more than 2^48 elements (sizes " + shape_string(*t) +
+                                       " times their strides)");
   }
+  // Its bytes (at most 2^51 at 8 bytes an element) must not wrap the address space.
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(t->data);
+  if (begin > UINTPTR_MAX - uintptr_t(last + 1) * 8)
+    fail(LLTM_ERR_INVALID_SHAPE, what() + " spans past the end of the address space");
 }
 
-void check_same_sizes(const lltm_tensor* a, const char* a_name, const lltm_tensor* b, const char* b_name) {
+void check_same_sizes(const char* fn, const lltm_tensor* a, const char* a_name, const lltm_tensor* b,
+                      const char* b_name) {
   bool same = a->ndim == b->ndim;
   for (int64_t d = 0; same && d < a->ndim; ++d) same = a->sizes[d] == b->sizes[d];
   if (!same)
-    fail(LLTM_ERR_SHAPE_MISMATCH, std::string(a_name) + " has shape " + shape_string(*a) + " but " + b_name +
-                                      " has shape " + shape_string(*b) + "; expected equal shapes");
+    fail(LLTM_ERR_SHAPE_MISMATCH, std::string(fn) + ": '" + a_name + "' has shape " + shape_string(*a) + " but '" +
+                                      b_name + "' has shape " + shape_string(*b) + "; expected equal shapes");
+}
+
+void check_bytes(uint64_t bytes, const char* fn) {
+  if (bytes == 0 || bytes > kMaxBytes)
+    fail(LLTM_ERR_INVALID_SHAPE,
+         std::string(fn) + ": bytes must be in [1, 2^63], got " + std::to_string(bytes));
 }
 
 void check_dtype(int32_t dtype, const char* fn) {
@@ -124,7 +138,7 @@ namespace {
 void check_contiguous_like(const char* fn, const lltm_tensor* t, const char* name, const lltm_tensor* param,
                            bool output) {
   check_tensor(t, fn, name, output);
-  if (t != param) check_same_sizes(t, (std::string(fn) + ": '" + name + "'").c_str(), param, "'param'");
+  if (t != param) check_same_sizes(fn, t, name, param, "param");
   if (!is_contiguous(*t))
     fail(LLTM_ERR_INVALID_SHAPE, std::string(fn) + ": '" + name + "' must be contiguous");
 }
@@ -132,23 +146,29 @@ void check_contiguous_like(const char* fn, const lltm_tensor* t, const char* nam
 void check_range(const char* fn, const char* name, double v, double lo, double hi, bool hi_open) {
   const bool ok = std::isfinite(v) && v >= lo && (hi_open ? v < hi : v <= hi);
   if (!ok)
-    fail(LLTM_ERR_INVALID_SHAPE, std::string(fn) + ": '" + name + "' must be in [" + std::to_string(lo) + ", " +
+    fail(LLTM_ERR_INVALID_ARGUMENT, std::string(fn) + ": '" + name + "' must be in [" + std::to_string(lo) + ", " +
                                      std::to_string(hi) + (hi_open ? ")" : "]") + ", got " + std::to_string(v));
 }
 
 }  // namespace
 
-void validate(const SgdArgs& a) {
-  const char* fn = "lltm_sgd_step";
+void validate(const SgdArgs& a, const char* fn, int32_t dtype) {
   check_contiguous_like(fn, a.param, "param", a.param, true);
   check_contiguous_like(fn, a.grad, "grad", a.param, false);
   check_range(fn, "lr", a.lr, 0.0, 1e30, false);
   check_range(fn, "momentum", a.momentum, 0.0, 1.0, true);
-  if (a.momentum != 0.0) check_contiguous_like(fn, a.momentum_buffer, "momentum_buffer", a.param, true);
+  const Named grad[] = {{a.grad, "grad"}};
+  if (a.momentum == 0.0) {
+    const Named updated[] = {{a.param, "param"}};
+    check_no_overlap(fn, element_size(dtype), updated, grad);
+    return;
+  }
+  check_contiguous_like(fn, a.momentum_buffer, "momentum_buffer", a.param, true);
+  const Named updated[] = {{a.param, "param"}, {a.momentum_buffer, "momentum_buffer"}};
+  check_no_overlap(fn, element_size(dtype), updated, grad);
 }
 
-void validate(const AdamArgs& a) {
-  const char* fn = "lltm_adam_step";
+void validate(const AdamArgs& a, const char* fn, int32_t dtype) {
   check_contiguous_like(fn, a.param, "param", a.param, true);
   check_contiguous_like(fn, a.grad, "grad", a.param, false);
   check_contiguous_like(fn, a.exp_avg, "exp_avg", a.param, true);
@@ -157,19 +177,22 @@ void validate(const AdamArgs& a) {
   check_range(fn, "beta1", a.beta1, 0.0, 1.0, true);
   check_range(fn, "beta2", a.beta2, 0.0, 1.0, true);
   check_range(fn, "eps", a.eps, 0.0, 1e30, false);
-  if (a.step < 1) fail(LLTM_ERR_INVALID_SHAPE, std::string(fn) + ": 'step' must be at least 1, got " + std::to_string(a.step));
+  if (a.step < 1)
+    fail(LLTM_ERR_INVALID_ARGUMENT, std::string(fn) + ": 'step' must be at least 1, got " + std::to_string(a.step));
+  const Named updated[] = {{a.param, "param"}, {a.exp_avg, "exp_avg"}, {a.exp_avg_sq, "exp_avg_sq"}};
+  const Named grad[] = {{a.grad, "grad"}};
+  check_no_overlap(fn, element_size(dtype), updated, grad);
 }
 
-Sizes validate(const ForwardArgs& a) {
-  const char* fn = "lltm_forward";
-  const std::pair<const lltm_tensor*, const char*> inputs[] = {
+Sizes validate(const ForwardArgs& a, const char* fn, int32_t dtype) {
+  const Named inputs[] = {
       {a.input, "input"}, {a.weights, "weights"}, {a.bias, "bias"}, {a.old_h, "old_h"}, {a.old_cell, "old_cell"}};
-  const std::pair<const lltm_tensor*, const char*> outputs[] = {
+  const Named outputs[] = {
       {a.new_h, "new_h"}, {a.new_cell, "new_cell"}, {a.input_gate, "input_gate"},
       {a.output_gate, "output_gate"}, {a.candidate_cell, "candidate_cell"}, {a.X, "X"},
       {a.gate_weights, "gate_weights"}};
-  for (auto& [t, name] : inputs) check_tensor(t, fn, name, false);
-  for (auto& [t, name] : outputs) check_tensor(t, fn, name, true);
+  for (const Named& n : inputs) check_tensor(n.t, fn, n.name, false);
+  for (const Named& n : outputs) check_tensor(n.t, fn, n.name, true);
   check_rank(fn, a.input, "input", 2);
   check_rank(fn, a.old_h, "old_h", 2);
   const int64_t B = a.input->sizes[0], F = a.input->sizes[1], S = a.old_h->sizes[1];
@@ -184,20 +207,20 @@ Sizes validate(const ForwardArgs& a) {
                     {a.candidate_cell, "candidate_cell", {B, S}, "(B, S)"},
                     {a.X, "X", {B, S + F}, "(B, S+F)"},
                     {a.gate_weights, "gate_weights", {B, 3 * S}, "(B, 3S)"}});
+  check_no_overlap(fn, element_size(dtype), outputs, inputs);
   return {B, F, S};
 }
 
-Sizes validate(const BackwardArgs& a) {
-  const char* fn = "lltm_backward";
-  const std::pair<const lltm_tensor*, const char*> inputs[] = {
+Sizes validate(const BackwardArgs& a, const char* fn, int32_t dtype) {
+  const Named inputs[] = {
       {a.grad_h, "grad_h"}, {a.grad_cell, "grad_cell"}, {a.new_cell, "new_cell"},
       {a.input_gate, "input_gate"}, {a.output_gate, "output_gate"}, {a.candidate_cell, "candidate_cell"},
       {a.X, "X"}, {a.gate_weights, "gate_weights"}, {a.weights, "weights"}};
-  const std::pair<const lltm_tensor*, const char*> outputs[] = {
+  const Named outputs[] = {
       {a.d_old_h, "d_old_h"}, {a.d_input, "d_input"}, {a.d_weights, "d_weights"},
       {a.d_bias, "d_bias"}, {a.d_old_cell, "d_old_cell"}};
-  for (auto& [t, name] : inputs) check_tensor(t, fn, name, false);
-  for (auto& [t, name] : outputs) check_tensor(t, fn, name, true);
+  for (const Named& n : inputs) check_tensor(n.t, fn, n.name, false);
+  for (const Named& n : outputs) check_tensor(n.t, fn, n.name, true);
   check_rank(fn, a.grad_h, "grad_h", 2);
   check_rank(fn, a.X, "X", 2);
   const int64_t B = a.grad_h->sizes[0], S = a.grad_h->sizes[1], F = a.X->sizes[1] - S;
@@ -217,6 +240,7 @@ Sizes validate(const BackwardArgs& a) {
                     {a.d_weights, "d_weights", {3 * S, S + F}, "(3S, S+F)"},
                     {a.d_bias, "d_bias", {3 * S}, "(3S)"},
                     {a.d_old_cell, "d_old_cell", {B, S}, "(B, S)"}});
+  check_no_overlap(fn, element_size(dtype), outputs, inputs);
   return {B, F, S};
 }
 

@@ -40,18 +40,30 @@ struct AdamArgs {
   int64_t step;
 };
 
-void validate(const SgdArgs& a);
-void validate(const AdamArgs& a);
+// The limits every descriptor and allocation is held to: a tensor spans at
+// most kMaxExtent elements (so no offset computation overflows int64, and a
+// span's bytes stay below 2^63 for every dtype), an allocation at most
+// kMaxBytes bytes.
+constexpr int64_t kMaxExtent = int64_t(1) << 48;
+constexpr uint64_t kMaxBytes = uint64_t(1) << 63;
 
-// Checks every argument (null pointers, ranks, sizes, strides, shapes against
-// each other) and returns the sizes; throws lltm::Error naming the argument.
-Sizes validate(const ForwardArgs& a);
-Sizes validate(const BackwardArgs& a);
+// Each validate checks every argument (null pointers, ranks, sizes, strides,
+// shapes against each other, scalars, and outputs overlapping other
+// arguments) and throws lltm::Error naming `fn`, the entry point called, and
+// the argument. The dtype must have passed check_dtype.
+void validate(const SgdArgs& a, const char* fn, int32_t dtype);
+void validate(const AdamArgs& a, const char* fn, int32_t dtype);
+// These return the sizes.
+Sizes validate(const ForwardArgs& a, const char* fn, int32_t dtype);
+Sizes validate(const BackwardArgs& a, const char* fn, int32_t dtype);
 
 // Checks one tensor on its own; messages name the function and the argument.
 void check_tensor(const lltm_tensor* t, const char* fn, const char* name, bool output);
-void check_same_sizes(const lltm_tensor* a, const char* a_name, const lltm_tensor* b, const char* b_name);
+void check_same_sizes(const char* fn, const lltm_tensor* a, const char* a_name, const lltm_tensor* b,
+                      const char* b_name);
 void check_dtype(int32_t dtype, const char* fn);
+// An allocation's size: 1 to kMaxBytes.
+void check_bytes(uint64_t bytes, const char* fn);
 int64_t element_size(int32_t dtype);
 // Number of elements; the tensor must have passed check_tensor.
 int64_t numel(const lltm_tensor& t);

@@ -18,10 +18,8 @@ int32_t backward_entry(const BackwardArgs* args, int32_t dtype, int32_t device) 
   return guard([&] { lltm_backward(*args, dtype, device); });
 }
 
-void* alloc_entry(uint64_t bytes, int32_t device) {
-  void* p = nullptr;
-  guard([&] { p = alloc(bytes, device); });
-  return p;
+int32_t alloc_entry(uint64_t bytes, int32_t device, void** out) {
+  return guard([&] { *out = alloc(bytes, device); });
 }
 
 int32_t free_entry(void* data, int32_t device) {
@@ -61,7 +59,7 @@ int32_t adam_entry(const AdamArgs* args, int32_t dtype, int32_t device) {
   return guard([&] { adam_step(*args, dtype, device); });
 }
 
-const DeviceBackend table = {LLTM_ABI_VERSION, device_count_entry, forward_entry, backward_entry, alloc_entry,
+const DeviceBackend table = {LLTM_BACKEND_API_VERSION, device_count_entry, forward_entry, backward_entry, alloc_entry,
                              free_entry,       copy_entry,         fill_entry,    read_entry,     write_entry,
                              synchronize_entry, axpy_entry, sgd_entry, adam_entry, last_error};
 

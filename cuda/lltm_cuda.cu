@@ -12,6 +12,7 @@
 #include "accessor.h"
 #include "device.h"
 #include "dispatch.h"
+#include "launch.h"
 #include "lltm_cuda.h"
 #include "strided.h"
 
@@ -364,16 +365,19 @@ Path choose_path(int64_t B, int64_t S, int64_t K, bool fits_int32) {
   static const char* forced = std::getenv("LLTM_CUDA_KERNELS");
   const bool force = forced != nullptr;
   if (force && std::strcmp(forced, "fused-int64") == 0) return Path::kFused64;
-  if (force && std::strcmp(forced, "cublas") == 0 && LLTM_HAVE_CUBLAS) return Path::kCublas;
+  if (force && std::strcmp(forced, "cublas") == 0) return Path::kCublas;  // refused below without cuBLAS
   const bool small = !LLTM_HAVE_CUBLAS || (force && std::strcmp(forced, "fused") == 0) ||
                      double(B) * 3 * S * K <= double(1 << 23);
   if (!small) return Path::kCublas;
   return fits_int32 ? Path::kFused32 : Path::kFused64;
 }
 
-unsigned blocks_for(int64_t n) {
-  const int64_t b = (n + 255) / 256;
-  return unsigned(b < 4096 ? b : 4096);
+// The cuBLAS path in a build without cuBLAS: only LLTM_CUDA_KERNELS=cublas
+// (or a chooser bug) gets here, and it must not return as if it had run.
+[[noreturn]] void no_cublas(const char* fn) {
+  fail(LLTM_ERR_BACKEND_UNAVAILABLE, std::string(fn) +
+                                         ": the cuBLAS path was asked for (LLTM_CUDA_KERNELS=cublas), but this build "
+                                         "of liblltm_cuda has no cuBLAS; unset LLTM_CUDA_KERNELS or rebuild with cuBLAS");
 }
 
 #if LLTM_HAVE_CUBLAS
@@ -466,7 +470,7 @@ void forward_small_launch(const ForwardArgs& a, cudaStream_t stream) {
   const int64_t B = a.n.batch, S = a.n.state;
   const int64_t states_per_block = kWarpStates * kForwardGroups;
   const dim3 grid(unsigned((S + states_per_block - 1) / states_per_block),
-                  unsigned(std::min<int64_t>((B + kForwardRows - 1) / kForwardRows, 65535)));
+                  grid_rows((B + kForwardRows - 1) / kForwardRows));
   forward_small<T, I><<<grid, kForwardThreads, 0, stream>>>(forward_tensors<T, I>(a));
   LLTM_LAUNCH_CHECK("forward_small");
 }
@@ -491,7 +495,7 @@ void forward(const ForwardArgs& a, int32_t dtype, DeviceState& dev) {
   const bool x_direct = is_contiguous(*a.X);
   Scratch x_scratch(x_direct ? 0 : size_t(B * K) * sizeof(T));
   T* Xc = x_direct ? static_cast<T*>(a.X->data) : x_scratch.as<T>();
-  cat_kernel<T><<<blocks_for(B * K), 256, 0, dev.stream>>>(t, Xc, !x_direct);
+  cat_kernel<T><<<grid_blocks(B * K), kBlockThreads, 0, dev.stream>>>(t, Xc, !x_direct);
   LLTM_LAUNCH_CHECK("cat_kernel");
   const Scratch w_scratch = blas_scratch(*a.weights, dtype);
   const BlasMatrix<T> W = blas_matrix<T>(*a.weights, w_scratch, dtype, dev.stream);
@@ -499,8 +503,11 @@ void forward(const ForwardArgs& a, int32_t dtype, DeviceState& dev) {
   // Row-major G [B, 3S] is column-major G^T [3S, B] = W [3S, K] . X^T [K, B].
   gemm(dev.blas, W.transposed ? CUBLAS_OP_N : CUBLAS_OP_T, CUBLAS_OP_N, int(G), int(B), int(K), W.data, W.ld, Xc,
        int(K), g_scratch.as<T>(), int(G));
-  forward_pointwise<T><<<blocks_for(B * S), 256, 0, dev.stream>>>(t, g_scratch.as<T>());
+  forward_pointwise<T><<<grid_blocks(B * S), kBlockThreads, 0, dev.stream>>>(t, g_scratch.as<T>());
   LLTM_LAUNCH_CHECK("forward_pointwise");
+#else
+  (void)dtype;
+  no_cublas("lltm_forward");
 #endif
 }
 
@@ -510,13 +517,13 @@ void backward(const BackwardArgs& a, int32_t dtype, DeviceState& dev) {
   const Path path = choose_path(B, S, K, fits_int32(a));
   if (path == Path::kFused32) return backward_small_launch<T, int32_t>(a, dev.stream);
   if (path == Path::kFused64) return backward_small_launch<T, int64_t>(a, dev.stream);
+#if LLTM_HAVE_CUBLAS
   const BackwardTensors<T> t = backward_tensors<T>(a);
   Scratch d_gates(size_t(B * G) * sizeof(T));
-  const dim3 pointwise_grid(blocks_for(G), unsigned(B < 65535 ? B : 65535));
-  backward_pointwise<T><<<pointwise_grid, 256, 0, dev.stream>>>(t, d_gates.as<T>());
+  const dim3 pointwise_grid(grid_blocks(G), grid_rows(B));
+  backward_pointwise<T><<<pointwise_grid, kBlockThreads, 0, dev.stream>>>(t, d_gates.as<T>());
   LLTM_LAUNCH_CHECK("backward_pointwise");
-#if LLTM_HAVE_CUBLAS
-  bias_sum<T><<<blocks_for(G), 256, 0, dev.stream>>>(t, d_gates.as<T>());
+  bias_sum<T><<<grid_blocks(G), kBlockThreads, 0, dev.stream>>>(t, d_gates.as<T>());
   LLTM_LAUNCH_CHECK("bias_sum");
   const T* dG = d_gates.as<T>();
   const Scratch x_scratch = blas_scratch(*a.X, dtype);
@@ -555,6 +562,9 @@ void backward(const BackwardArgs& a, int32_t dtype, DeviceState& dev) {
     gemm(dev.blas, W.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, int(F), int(B), int(G), columns(S), W.ld,
          dG, int(G), C, ldc);
   });
+#else
+  (void)dtype, (void)F, (void)G;
+  no_cublas("lltm_backward");
 #endif
 }
 

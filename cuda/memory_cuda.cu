@@ -52,6 +52,8 @@ void release_cached(BlockCache& c, cudaStream_t stream) {
 }  // namespace
 
 void* alloc(uint64_t bytes, int device) {
+  // Bucketing rounds up by at most 1 MiB, which cannot wrap below 2^63.
+  check_bytes(bytes, "lltm_alloc");
   BlockCache& c = cache(device);
   const uint64_t size = bucket(bytes);
   // A cached block needs no CUDA call, so no current device either.
@@ -77,8 +79,8 @@ void* alloc(uint64_t bytes, int device) {
   }
   if (e == cudaErrorMemoryAllocation) {
     cudaGetLastError();
-    fail(LLTM_ERR_OUT_OF_MEMORY, "lltm_alloc: out of memory on cuda:" + std::to_string(device) + " allocating " +
-                                     std::to_string(bytes) + " bytes");
+    fail(LLTM_ERR_OUT_OF_MEMORY,
+         "out of memory on cuda:" + std::to_string(device) + " allocating " + std::to_string(bytes) + " bytes");
   }
   check(e, "cudaMallocAsync");
   c.sizes.emplace(p, size);
@@ -90,7 +92,7 @@ void free(void* data, int device) {
   std::lock_guard<std::mutex> lock(c.mutex);
   auto it = c.sizes.find(data);
   if (it == c.sizes.end())
-    fail(LLTM_ERR_INVALID_DEVICE, "lltm_free: the block was not allocated by lltm_alloc on cuda:" +
+    fail(LLTM_ERR_INVALID_DEVICE, "the block was not allocated by lltm_alloc on cuda:" +
                                       std::to_string(device));
   c.free[it->second].push_back(data);
 }

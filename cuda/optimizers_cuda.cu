@@ -3,6 +3,7 @@
 
 #include "device.h"
 #include "dispatch.h"
+#include "launch.h"
 #include "optimizers_cuda.h"
 #include "strided.h"
 
@@ -32,11 +33,6 @@ __global__ void adam_kernel(T* p, const T* g, T* m, T* v, T beta1, T beta2, T ep
   }
 }
 
-unsigned blocks(int64_t n) {
-  const int64_t b = (n + 255) / 256;
-  return unsigned(b < 4096 ? b : 4096);
-}
-
 }  // namespace
 
 void axpy(const lltm_tensor& y, double alpha, const lltm_tensor& x, int32_t dtype, int device) {
@@ -50,7 +46,7 @@ void sgd_step(const SgdArgs& a, int32_t dtype, int device) {
   LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_sgd_step", [&] {
     using T = scalar_t;
     T* buf = a.momentum == 0.0 ? nullptr : static_cast<T*>(a.momentum_buffer->data);
-    sgd_kernel<T><<<blocks(n), 256, 0, state(device).stream>>>(static_cast<T*>(a.param->data),
+    sgd_kernel<T><<<grid_blocks(n), kBlockThreads, 0, state(device).stream>>>(static_cast<T*>(a.param->data),
                                                                static_cast<const T*>(a.grad->data), buf, T(a.lr),
                                                                T(a.momentum), n);
   });
@@ -65,7 +61,7 @@ void adam_step(const AdamArgs& a, int32_t dtype, int device) {
   const double correction2_sqrt = std::sqrt(1.0 - std::pow(a.beta2, double(a.step)));
   LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_adam_step", [&] {
     using T = scalar_t;
-    adam_kernel<T><<<blocks(n), 256, 0, state(device).stream>>>(
+    adam_kernel<T><<<grid_blocks(n), kBlockThreads, 0, state(device).stream>>>(
         static_cast<T*>(a.param->data), static_cast<const T*>(a.grad->data), static_cast<T*>(a.exp_avg->data),
         static_cast<T*>(a.exp_avg_sq->data), T(a.beta1), T(a.beta2), T(a.eps), T(step_size), T(correction2_sqrt), n);
   });

@@ -1,5 +1,6 @@
 #include "cuda_check.h"
 #include "dispatch.h"
+#include "launch.h"
 #include "lltm_args.h"
 #include "strided.h"
 
@@ -51,17 +52,12 @@ __global__ void axpy_kernel(T* y, Shape4 y_shape, T alpha, const T* x, Shape4 x_
     y[offset_of(i, y_shape, y_shape)] += alpha * x[offset_of(i, y_shape, x_shape)];
 }
 
-unsigned blocks_for(int64_t n) {
-  const int64_t b = (n + 255) / 256;
-  return unsigned(b < 65535 ? b : 65535);
-}
-
 }  // namespace
 
 void strided_copy(const lltm_tensor& dst, const lltm_tensor& src, int32_t dtype, cudaStream_t stream) {
   const int64_t n = numel(dst);
   LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_copy", [&] {
-    copy_kernel<scalar_t><<<blocks_for(n), 256, 0, stream>>>(static_cast<scalar_t*>(dst.data), shape4(dst),
+    copy_kernel<scalar_t><<<grid_blocks(n), kBlockThreads, 0, stream>>>(static_cast<scalar_t*>(dst.data), shape4(dst),
                                                             static_cast<const scalar_t*>(src.data), shape4(src), n);
   });
   LLTM_LAUNCH_CHECK("copy_kernel");
@@ -70,7 +66,7 @@ void strided_copy(const lltm_tensor& dst, const lltm_tensor& src, int32_t dtype,
 void strided_fill(const lltm_tensor& dst, double value, int32_t dtype, cudaStream_t stream) {
   const int64_t n = numel(dst);
   LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_fill", [&] {
-    fill_kernel<scalar_t><<<blocks_for(n), 256, 0, stream>>>(static_cast<scalar_t*>(dst.data), shape4(dst),
+    fill_kernel<scalar_t><<<grid_blocks(n), kBlockThreads, 0, stream>>>(static_cast<scalar_t*>(dst.data), shape4(dst),
                                                             scalar_t(value), n);
   });
   LLTM_LAUNCH_CHECK("fill_kernel");
@@ -79,7 +75,7 @@ void strided_fill(const lltm_tensor& dst, double value, int32_t dtype, cudaStrea
 void strided_axpy(const lltm_tensor& y, double alpha, const lltm_tensor& x, int32_t dtype, cudaStream_t stream) {
   const int64_t n = numel(y);
   LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_axpy", [&] {
-    axpy_kernel<scalar_t><<<blocks_for(n), 256, 0, stream>>>(static_cast<scalar_t*>(y.data), shape4(y),
+    axpy_kernel<scalar_t><<<grid_blocks(n), kBlockThreads, 0, stream>>>(static_cast<scalar_t*>(y.data), shape4(y),
                                                             scalar_t(alpha), static_cast<const scalar_t*>(x.data),
                                                             shape4(x), n);
   });

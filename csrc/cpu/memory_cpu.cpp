@@ -11,11 +11,12 @@
 namespace lltm::cpu {
 
 void* alloc(uint64_t bytes) {
+  // Rounding up below cannot wrap: bytes is at most 2^63 (check_bytes).
+  check_bytes(bytes, "lltm_alloc");
   // 64-byte alignment lets the kernels use aligned vector loads on whole rows.
   const uint64_t rounded = (bytes + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, rounded);
-  if (p == nullptr)
-    fail(LLTM_ERR_OUT_OF_MEMORY, "lltm_alloc: out of host memory allocating " + std::to_string(bytes) + " bytes");
+  void* p = rounded > SIZE_MAX ? nullptr : std::aligned_alloc(64, size_t(rounded));
+  if (p == nullptr) fail(LLTM_ERR_OUT_OF_MEMORY, "out of host memory allocating " + std::to_string(bytes) + " bytes");
   return p;
 }
 

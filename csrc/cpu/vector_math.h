@@ -17,21 +17,22 @@
 namespace lltm::cpu::LLTM_ISA_NAMESPACE {
 
 using FloatVector = Vector<float>::type;
-typedef int32_t IntVector __attribute__((vector_size(kVectorBytes)));
+typedef uint32_t UIntVector __attribute__((vector_size(kVectorBytes)));
 
 inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 inline double tanh(double x) { return std::tanh(x); }
 inline double elu(double x) { return x > 0.0 ? x : std::expm1(x); }
 inline double elu_grad(double x) { return x > 0.0 ? 1.0 : std::exp(x); }
 
-// Integer views of float and FloatVector, for building powers of two.
+// Unsigned integer views of float and FloatVector, for building powers of two
+// (unsigned, so that the bit arithmetic wraps instead of overflowing on NaN).
 template <typename F>
-struct IntOf {
-  using type = int32_t;
+struct UIntOf {
+  using type = uint32_t;
 };
 template <>
-struct IntOf<FloatVector> {
-  using type = IntVector;
+struct UIntOf<FloatVector> {
+  using type = UIntVector;
 };
 
 // F is float or FloatVector; comparisons and `?:` work element-wise on both.
@@ -49,10 +50,10 @@ inline F fexp(F x) {
   const F p =
       ((((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r +
          1.6666665459e-1f) * r + 5.0000001201e-1f) * r * r) + r + 1.0f;
-  using I = typename IntOf<F>::type;
-  I bits;
+  using U = typename UIntOf<F>::type;
+  U bits;
   std::memcpy(&bits, &shifted, sizeof bits);
-  bits = (bits - 0x4B400000 + 127) << 23;
+  bits = (bits - 0x4B400000u + 127u) << 23;
   F scale;
   std::memcpy(&scale, &bits, sizeof scale);
   return p * scale;
