@@ -200,8 +200,8 @@ LLTM_API int32_t lltm_copy(const lltm_tensor* dst, int32_t dst_kind, int32_t dst
   const char* fn = "lltm_copy";
   return entry(fn, [&] {
     check_dtype(dtype, fn);
-    check_tensor(dst, fn, "dst", true);
-    check_tensor(src, fn, "src", false);
+    const int64_t dst_last = check_tensor(dst, fn, "dst", true);
+    const int64_t src_last = check_tensor(src, fn, "src", false);
     check_same_sizes(fn, dst, "dst", src, "src");
     const DeviceBackend* dst_backend = device_for(dst_kind, dst_index, "lltm_copy (dst)");
     const DeviceBackend* src_backend = device_for(src_kind, src_index, "lltm_copy (src)");
@@ -209,7 +209,8 @@ LLTM_API int32_t lltm_copy(const lltm_tensor* dst, int32_t dst_kind, int32_t dst
     if (dst_kind == src_kind && dst_index == src_index) {
       if (same_view(*dst, *src)) return;
       const Named out[] = {{dst, "dst"}}, in[] = {{src, "src"}};
-      check_no_overlap(fn, element_size(dtype), out, in);
+      check_no_overlap(fn, out, {span_of(*dst, dst_last, element_size(dtype))}, in,
+                       {span_of(*src, src_last, element_size(dtype))});
     }
     const DeviceBackend* backend = dst_backend != nullptr ? dst_backend : src_backend;
     if (backend == nullptr) {
@@ -251,13 +252,14 @@ LLTM_API int32_t lltm_axpy(const lltm_tensor* y, double alpha, const lltm_tensor
   return dispatch(
       fn, dtype, device_kind, device_index,
       [&] {
-        check_tensor(y, fn, "y", true);
-        check_tensor(x, fn, "x", false);
+        const int64_t y_last = check_tensor(y, fn, "y", true);
+        const int64_t x_last = check_tensor(x, fn, "x", false);
         check_same_sizes(fn, y, "y", x, "x");
         // y += alpha * y reads each element before writing it: only a partial overlap is refused.
         if (same_view(*y, *x)) return;
         const Named out[] = {{y, "y"}}, in[] = {{x, "x"}};
-        check_no_overlap(fn, element_size(dtype), out, in);
+        check_no_overlap(fn, out, {span_of(*y, y_last, element_size(dtype))}, in,
+                         {span_of(*x, x_last, element_size(dtype))});
       },
       [&] { cpu::axpy(*y, alpha, *x, dtype); },
       [&](const DeviceBackend& b) { return b.axpy(y, alpha, x, dtype, device_index); });

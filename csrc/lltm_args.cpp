@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <iterator>
 
 #include "overlap.h"
 #include "status.h"
@@ -50,7 +51,7 @@ void check_rank(const char* fn, const lltm_tensor* t, const char* name, int64_t 
 
 }  // namespace
 
-void check_tensor(const lltm_tensor* t, const char* fn, const char* name, bool output) {
+int64_t check_tensor(const lltm_tensor* t, const char* fn, const char* name, bool output) {
   // Messages are built only on failure: this runs on every call.
   auto what = [&] { return std::string(fn) + ": '" + name + "'"; };
   if (t == nullptr) fail(LLTM_ERR_NULL_POINTER, what() + " is a null pointer");
@@ -82,6 +83,7 @@ void check_tensor(const lltm_tensor* t, const char* fn, const char* name, bool o
   const uintptr_t begin = reinterpret_cast<uintptr_t>(t->data);
   if (begin > UINTPTR_MAX - uintptr_t(last + 1) * 8)
     fail(LLTM_ERR_INVALID_SHAPE, what() + " spans past the end of the address space");
+  return last;
 }
 
 void check_same_sizes(const char* fn, const lltm_tensor* a, const char* a_name, const lltm_tensor* b,
@@ -135,12 +137,14 @@ lltm_tensor contiguous_like(const lltm_tensor& like, void* data) {
 
 namespace {
 
-void check_contiguous_like(const char* fn, const lltm_tensor* t, const char* name, const lltm_tensor* param,
-                           bool output) {
-  check_tensor(t, fn, name, output);
+// Returns the tensor's span.
+Span check_contiguous_like(const char* fn, const lltm_tensor* t, const char* name, const lltm_tensor* param,
+                           bool output, int32_t dtype) {
+  const int64_t last = check_tensor(t, fn, name, output);
   if (t != param) check_same_sizes(fn, t, name, param, "param");
   if (!is_contiguous(*t))
     fail(LLTM_ERR_INVALID_SHAPE, std::string(fn) + ": '" + name + "' must be contiguous");
+  return span_of(*t, last, element_size(dtype));
 }
 
 void check_range(const char* fn, const char* name, double v, double lo, double hi, bool hi_open) {
@@ -153,35 +157,36 @@ void check_range(const char* fn, const char* name, double v, double lo, double h
 }  // namespace
 
 void validate(const SgdArgs& a, const char* fn, int32_t dtype) {
-  check_contiguous_like(fn, a.param, "param", a.param, true);
-  check_contiguous_like(fn, a.grad, "grad", a.param, false);
+  const Span param_span = check_contiguous_like(fn, a.param, "param", a.param, true, dtype);
+  const Named grad[] = {{a.grad, "grad"}};
+  const Span grad_span[] = {check_contiguous_like(fn, a.grad, "grad", a.param, false, dtype)};
   check_range(fn, "lr", a.lr, 0.0, 1e30, false);
   check_range(fn, "momentum", a.momentum, 0.0, 1.0, true);
-  const Named grad[] = {{a.grad, "grad"}};
   if (a.momentum == 0.0) {
     const Named updated[] = {{a.param, "param"}};
-    check_no_overlap(fn, element_size(dtype), updated, grad);
+    check_no_overlap(fn, updated, {param_span}, grad, grad_span);
     return;
   }
-  check_contiguous_like(fn, a.momentum_buffer, "momentum_buffer", a.param, true);
   const Named updated[] = {{a.param, "param"}, {a.momentum_buffer, "momentum_buffer"}};
-  check_no_overlap(fn, element_size(dtype), updated, grad);
+  const Span spans[] = {param_span,
+                        check_contiguous_like(fn, a.momentum_buffer, "momentum_buffer", a.param, true, dtype)};
+  check_no_overlap(fn, updated, spans, grad, grad_span);
 }
 
 void validate(const AdamArgs& a, const char* fn, int32_t dtype) {
-  check_contiguous_like(fn, a.param, "param", a.param, true);
-  check_contiguous_like(fn, a.grad, "grad", a.param, false);
-  check_contiguous_like(fn, a.exp_avg, "exp_avg", a.param, true);
-  check_contiguous_like(fn, a.exp_avg_sq, "exp_avg_sq", a.param, true);
+  const Named updated[] = {{a.param, "param"}, {a.exp_avg, "exp_avg"}, {a.exp_avg_sq, "exp_avg_sq"}};
+  const Named grad[] = {{a.grad, "grad"}};
+  const Span spans[] = {check_contiguous_like(fn, a.param, "param", a.param, true, dtype),
+                        check_contiguous_like(fn, a.exp_avg, "exp_avg", a.param, true, dtype),
+                        check_contiguous_like(fn, a.exp_avg_sq, "exp_avg_sq", a.param, true, dtype)};
+  const Span grad_span[] = {check_contiguous_like(fn, a.grad, "grad", a.param, false, dtype)};
   check_range(fn, "lr", a.lr, 0.0, 1e30, false);
   check_range(fn, "beta1", a.beta1, 0.0, 1.0, true);
   check_range(fn, "beta2", a.beta2, 0.0, 1.0, true);
   check_range(fn, "eps", a.eps, 0.0, 1e30, false);
   if (a.step < 1)
     fail(LLTM_ERR_INVALID_ARGUMENT, std::string(fn) + ": 'step' must be at least 1, got " + std::to_string(a.step));
-  const Named updated[] = {{a.param, "param"}, {a.exp_avg, "exp_avg"}, {a.exp_avg_sq, "exp_avg_sq"}};
-  const Named grad[] = {{a.grad, "grad"}};
-  check_no_overlap(fn, element_size(dtype), updated, grad);
+  check_no_overlap(fn, updated, spans, grad, grad_span);
 }
 
 Sizes validate(const ForwardArgs& a, const char* fn, int32_t dtype) {
@@ -191,8 +196,12 @@ Sizes validate(const ForwardArgs& a, const char* fn, int32_t dtype) {
       {a.new_h, "new_h"}, {a.new_cell, "new_cell"}, {a.input_gate, "input_gate"},
       {a.output_gate, "output_gate"}, {a.candidate_cell, "candidate_cell"}, {a.X, "X"},
       {a.gate_weights, "gate_weights"}};
-  for (const Named& n : inputs) check_tensor(n.t, fn, n.name, false);
-  for (const Named& n : outputs) check_tensor(n.t, fn, n.name, true);
+  const int64_t size = element_size(dtype);
+  Span in[std::size(inputs)], out[std::size(outputs)];
+  for (size_t i = 0; i < std::size(inputs); ++i)
+    in[i] = span_of(*inputs[i].t, check_tensor(inputs[i].t, fn, inputs[i].name, false), size);
+  for (size_t o = 0; o < std::size(outputs); ++o)
+    out[o] = span_of(*outputs[o].t, check_tensor(outputs[o].t, fn, outputs[o].name, true), size);
   check_rank(fn, a.input, "input", 2);
   check_rank(fn, a.old_h, "old_h", 2);
   const int64_t B = a.input->sizes[0], F = a.input->sizes[1], S = a.old_h->sizes[1];
@@ -207,7 +216,7 @@ Sizes validate(const ForwardArgs& a, const char* fn, int32_t dtype) {
                     {a.candidate_cell, "candidate_cell", {B, S}, "(B, S)"},
                     {a.X, "X", {B, S + F}, "(B, S+F)"},
                     {a.gate_weights, "gate_weights", {B, 3 * S}, "(B, 3S)"}});
-  check_no_overlap(fn, element_size(dtype), outputs, inputs);
+  check_no_overlap(fn, outputs, out, inputs, in);
   return {B, F, S};
 }
 
@@ -219,8 +228,12 @@ Sizes validate(const BackwardArgs& a, const char* fn, int32_t dtype) {
   const Named outputs[] = {
       {a.d_old_h, "d_old_h"}, {a.d_input, "d_input"}, {a.d_weights, "d_weights"},
       {a.d_bias, "d_bias"}, {a.d_old_cell, "d_old_cell"}};
-  for (const Named& n : inputs) check_tensor(n.t, fn, n.name, false);
-  for (const Named& n : outputs) check_tensor(n.t, fn, n.name, true);
+  const int64_t size = element_size(dtype);
+  Span in[std::size(inputs)], out[std::size(outputs)];
+  for (size_t i = 0; i < std::size(inputs); ++i)
+    in[i] = span_of(*inputs[i].t, check_tensor(inputs[i].t, fn, inputs[i].name, false), size);
+  for (size_t o = 0; o < std::size(outputs); ++o)
+    out[o] = span_of(*outputs[o].t, check_tensor(outputs[o].t, fn, outputs[o].name, true), size);
   check_rank(fn, a.grad_h, "grad_h", 2);
   check_rank(fn, a.X, "X", 2);
   const int64_t B = a.grad_h->sizes[0], S = a.grad_h->sizes[1], F = a.X->sizes[1] - S;
@@ -240,7 +253,7 @@ Sizes validate(const BackwardArgs& a, const char* fn, int32_t dtype) {
                     {a.d_weights, "d_weights", {3 * S, S + F}, "(3S, S+F)"},
                     {a.d_bias, "d_bias", {3 * S}, "(3S)"},
                     {a.d_old_cell, "d_old_cell", {B, S}, "(B, S)"}});
-  check_no_overlap(fn, element_size(dtype), outputs, inputs);
+  check_no_overlap(fn, outputs, out, inputs, in);
   return {B, F, S};
 }
 

@@ -58,7 +58,8 @@ Sizes validate(const ForwardArgs& a, const char* fn, int32_t dtype);
 Sizes validate(const BackwardArgs& a, const char* fn, int32_t dtype);
 
 // Checks one tensor on its own; messages name the function and the argument.
-void check_tensor(const lltm_tensor* t, const char* fn, const char* name, bool output);
+// Returns the offset of its last element (below kMaxExtent).
+int64_t check_tensor(const lltm_tensor* t, const char* fn, const char* name, bool output);
 void check_same_sizes(const char* fn, const lltm_tensor* a, const char* a_name, const lltm_tensor* b,
                       const char* b_name);
 void check_dtype(int32_t dtype, const char* fn);

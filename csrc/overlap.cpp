@@ -1,5 +1,6 @@
 #include "overlap.h"
 
+#include <cstring>
 #include <string>
 
 #include "status.h"
@@ -7,18 +8,6 @@
 namespace lltm {
 
 namespace {
-
-struct Span {
-  uintptr_t begin, end;  // bytes [begin, end)
-};
-
-// check_tensor has bounded the extent and made sure end does not wrap.
-Span span_of(const lltm_tensor& t, int64_t element_size) {
-  int64_t last = 0;
-  for (int64_t d = 0; d < t.ndim; ++d) last += (t.sizes[d] - 1) * t.strides[d];
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(t.data);
-  return {begin, begin + uintptr_t(last + 1) * uintptr_t(element_size)};
-}
 
 bool meet(const Span& a, const Span& b) { return a.begin < b.end && b.begin < a.end; }
 
@@ -29,29 +18,57 @@ bool meet(const Span& a, const Span& b) { return a.begin < b.end && b.begin < a.
            (other_is_output ? "outputs need memory of their own" : "an output must not share memory with an input"));
 }
 
+// 32-bit lanes of the vector comparisons (SSE2 everywhere, wider with -march).
+typedef int32_t Lanes __attribute__((vector_size(16)));
+constexpr size_t kLanes = sizeof(Lanes) / sizeof(int32_t);
+
 }  // namespace
 
-void check_no_overlap(const char* fn, int64_t element_size, const Named* outputs, size_t n_outputs,
-                      const Named* inputs, size_t n_inputs) {
-  constexpr size_t kMax = 16;
-  Span out[kMax], in[kMax];
-  if (n_outputs > kMax || n_inputs > kMax) fail(LLTM_ERR_INTERNAL, std::string(fn) + ": too many tensors to check");
-  for (size_t i = 0; i < n_outputs; ++i) out[i] = span_of(*outputs[i].t, element_size);
-  for (size_t i = 0; i < n_inputs; ++i) in[i] = span_of(*inputs[i].t, element_size);
-  // Branch-free over all pairs: a call costs a few dozen comparisons, and
-  // the pair is looked for only when one met.
-  bool any = false;
-  for (size_t o = 0; o < n_outputs; ++o) {
-    for (size_t i = 0; i < n_inputs; ++i) any |= meet(out[o], in[i]);
-    for (size_t p = o + 1; p < n_outputs; ++p) any |= meet(out[o], out[p]);
+bool any_overlap(const Span* spans, size_t n_outputs, size_t n) {
+  // All pairs of a call's dozen spans take a few hundred scalar instructions;
+  // offsets from the lowest address fit 31 bits whenever the spans lie within
+  // 2 GiB of each other, and then four pairs go per instruction.
+  uintptr_t low = spans[0].begin, high = spans[0].end;
+  for (size_t i = 1; i < n; ++i) {
+    low = spans[i].begin < low ? spans[i].begin : low;
+    high = spans[i].end > high ? spans[i].end : high;
   }
-  if (!any) return;
+  constexpr size_t kMax = 16;
+  if (high - low >= (uintptr_t(1) << 31) || n > kMax) {
+    for (size_t o = 0; o < n_outputs; ++o)
+      for (size_t j = o + 1; j < n; ++j)
+        if (meet(spans[o], spans[j])) return true;
+    return false;
+  }
+  // Padding lanes are empty spans at 0, which meet nothing (every end is above 0).
+  alignas(16) int32_t begin[kMax] = {}, end[kMax] = {};
+  for (size_t i = 0; i < n; ++i) {
+    begin[i] = int32_t(spans[i].begin - low);
+    end[i] = int32_t(spans[i].end - low);
+  }
+  // Each output meets itself once; any count above that is an overlap (two
+  // outputs that meet count twice, an output and an input once).
+  Lanes count = {};
+  for (size_t c = 0; c < (n + kLanes - 1) / kLanes; ++c) {
+    Lanes bc, ec;
+    std::memcpy(&bc, begin + c * kLanes, sizeof bc);
+    std::memcpy(&ec, end + c * kLanes, sizeof ec);
+    for (size_t o = 0; o < n_outputs; ++o) count -= (begin[o] < ec) & (bc < end[o]);
+  }
+  int32_t total = 0;
+  for (size_t l = 0; l < kLanes; ++l) total += count[l];
+  return total != int32_t(n_outputs);
+}
+
+void refuse_overlap(const char* fn, const Named* outputs, const Span* out, size_t n_outputs, const Named* inputs,
+                    const Span* in, size_t n_inputs) {
   for (size_t o = 0; o < n_outputs; ++o) {
     for (size_t i = 0; i < n_inputs; ++i)
       if (meet(out[o], in[i])) refuse(fn, outputs[o], inputs[i], false);
     for (size_t p = o + 1; p < n_outputs; ++p)
       if (meet(out[o], out[p])) refuse(fn, outputs[o], outputs[p], true);
   }
+  fail(LLTM_ERR_INTERNAL, std::string(fn) + ": an overlap was found, then not");
 }
 
 bool same_view(const lltm_tensor& a, const lltm_tensor& b) {

@@ -17,14 +17,34 @@ struct Named {
   const char* name;
 };
 
-// Throws LLTM_ERR_INVALID_ARGUMENT naming `fn` and both arguments when an
-// output's span meets an input's or another output's.
-void check_no_overlap(const char* fn, int64_t element_size, const Named* outputs, size_t n_outputs,
-                      const Named* inputs, size_t n_inputs);
+// The bytes [begin, end) a tensor spans, from the offset of its last
+// element as check_tensor returns it (which also makes sure end does not wrap).
+struct Span {
+  uintptr_t begin, end;
+};
 
+inline Span span_of(const lltm_tensor& t, int64_t last, int64_t element_size) {
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(t.data);
+  return {begin, begin + uintptr_t(last + 1) * uintptr_t(element_size)};
+}
+
+// Throws LLTM_ERR_INVALID_ARGUMENT naming `fn`, the first output found
+// overlapping an input or another output, and that argument.
+[[noreturn]] void refuse_overlap(const char* fn, const Named* outputs, const Span* out, size_t n_outputs,
+                                 const Named* inputs, const Span* in, size_t n_inputs);
+
+// Whether any of the first n_outputs spans meets another of the n (every
+// pair but two of the inputs that follow the outputs).
+bool any_overlap(const Span* spans, size_t n_outputs, size_t n);
+
+// Refuses an output whose span meets an input's or another output's.
 template <size_t O, size_t I>
-void check_no_overlap(const char* fn, int64_t element_size, const Named (&outputs)[O], const Named (&inputs)[I]) {
-  check_no_overlap(fn, element_size, outputs, O, inputs, I);
+void check_no_overlap(const char* fn, const Named (&outputs)[O], const Span (&out)[O], const Named (&inputs)[I],
+                      const Span (&in)[I]) {
+  Span spans[O + I];
+  for (size_t o = 0; o < O; ++o) spans[o] = out[o];
+  for (size_t i = 0; i < I; ++i) spans[O + i] = in[i];
+  if (any_overlap(spans, O, O + I)) refuse_overlap(fn, outputs, out, O, inputs, in, I);
 }
 
 // Whether a and b are the same view (same first element, sizes and strides):
