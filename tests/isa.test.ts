@@ -1,10 +1,11 @@
 /**
  * The CPU kernels of every instruction-set variant this machine can run
  * (LLTM_CPU_KERNELS forces one per process, so each runs in child processes):
- * check.ts-style comparisons with the float64 reference at sizes that reach
- * the GEMM's edge tiles and its split of long sums, and the property and
- * module tests. Plus the refusals, and a look at the machine code: only the
- * wider variants' own functions may use AVX instructions.
+ * check.ts's comparisons with the float64 reference at sizes that reach the
+ * GEMM's edge tiles and its split of long sums, and isa_probe.ts's of strided
+ * views, add_ and the optimizers; all with fixed seeds, so that a failure
+ * repeats. Plus the refusals, and a look at the machine code: only the wider
+ * variants' own functions may use AVX instructions.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -33,7 +34,7 @@ function script(path: string, kernels: string | undefined, extra: string[] = [])
   return run(deno ? ["run", "--allow-all", path, ...extra] : bun ? [path, ...extra] : [...nodeFlags, path, ...extra], kernels);
 }
 
-function probe(kernels: string | undefined): { cpuKernels?: string; error?: string } {
+function probe(kernels: string | undefined): { cpuKernels?: string; error?: string; errors?: Record<string, number> } {
   const r = script(here("./isa_probe.ts"), kernels);
   assert(r.status === 0, `isa_probe.ts failed:\n${r.stdout}${r.stderr}`);
   return JSON.parse(r.stdout.trim().split("\n").at(-1)!);
@@ -54,9 +55,8 @@ test("each CPU kernel variant this machine runs matches the reference; the defau
       const r = script(here("../scripts/check.ts"), kernels, ["-b", `${b}`, "-f", `${f}`, "-s", `${s}`]);
       assert(r.status === 0, `LLTM_CPU_KERNELS=${kernels} ${b}x${f}x${s}: check.ts failed:\n${r.stdout}${r.stderr}`);
     }
-    const suite = [here("./lltm.property.test.ts"), here("./module.test.ts")];
-    const r = run(deno ? ["test", "--allow-all", ...suite] : bun ? ["test", ...suite] : [...nodeFlags, "--test", ...suite], kernels);
-    assert(r.status === 0, `LLTM_CPU_KERNELS=${kernels}: property and module tests failed:\n${r.stdout}${r.stderr}`);
+    for (const [dtype, bound] of [["float32", 1e-5], ["float64", 1e-12]] as const)
+      assert(p.errors![dtype]! <= bound, `LLTM_CPU_KERNELS=${kernels} ${dtype}: strided passes, add_ and optimizers: relative error ${p.errors![dtype]} > ${bound}`);
   }
   assert(runnable.includes("baseline"), "the baseline kernels run on every x86-64");
   assertEquals(probe(undefined).cpuKernels, runnable[0], "the default choice");
