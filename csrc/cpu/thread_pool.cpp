@@ -1,116 +1,198 @@
 #include "thread_pool.h"
 
+#include <sched.h>
+
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <cstdlib>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "cpu_count.h"
+#include "futex.h"
 
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
 #define LLTM_PAUSE() _mm_pause()
+#elif defined(__aarch64__)
+#define LLTM_PAUSE() asm volatile("yield")
 #else
-#define LLTM_PAUSE() std::this_thread::yield()
+#define LLTM_PAUSE() ((void)0)
 #endif
 
 namespace lltm::cpu {
 
 namespace {
 
+#ifdef LLTM_POOL_HOOKS
+std::atomic<void (*)(int)> window_hook{nullptr};
+#endif
+
+// The job in one 64-bit word, so that seeing a job, its number of parts and
+// claiming a part are one atomic step: generation (40 bits), parts (12 bits),
+// next unclaimed part (12 bits). A worker that wakes late finds either its
+// generation gone or every part claimed; it can never claim a part of a job
+// it did not read, nor the same part twice.
+constexpr int kPartBits = 12;
+constexpr uint64_t kPartMask = (uint64_t(1) << kPartBits) - 1;
+constexpr int kMaxThreads = int(kPartMask);
+
+constexpr uint64_t pack(uint64_t generation, uint64_t parts, uint64_t next) {
+  return (generation << (2 * kPartBits)) | (parts << kPartBits) | next;
+}
+constexpr uint64_t generation_of(uint64_t s) { return s >> (2 * kPartBits); }
+constexpr int parts_of(uint64_t s) { return int((s >> kPartBits) & kPartMask); }
+constexpr int next_of(uint64_t s) { return int(s & kPartMask); }
+constexpr bool claimable(uint64_t s) { return next_of(s) < parts_of(s); }
+
+using Clock = std::chrono::steady_clock;
+
+// How long a waiting thread spins, then yields, before it sleeps. A training
+// loop calls again within microseconds, so a short spin catches the next job;
+// beyond that, yielding lets a descheduled thread (or another process) have
+// the core, and sleeping stops a waiting thread from costing anything. With
+// more threads than CPUs a spinning thread only delays the one it waits for,
+// so spinning is skipped (as libgomp throttles GOMP_SPINCOUNT).
+struct Backoff {
+  std::chrono::nanoseconds spin, yield;
+};
+
 class Pool {
  public:
-  explicit Pool(int threads) : size_(threads) {
+  Pool(int threads, int cpus) : size_(threads) {
+    const bool oversubscribed = threads > cpus;
+    worker_wait_ = {std::chrono::microseconds(oversubscribed ? 0 : 50), std::chrono::microseconds(200)};
+    caller_wait_ = {std::chrono::microseconds(oversubscribed ? 0 : 20), std::chrono::microseconds(1000)};
     for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { work(i); });
-  }
-  ~Pool() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stopping_ = true;
-      generation_.fetch_add(1, std::memory_order_release);
-    }
-    wake_.notify_all();
-    for (auto& w : workers_) w.join();
   }
 
   int size() const { return size_; }
 
   void run(int parts, void (*body)(void*, int, int), void* ctx) {
-    std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
     if (parts > size_) parts = size_;
-    if (!busy.owns_lock() || parts <= 1) {
+    if (parts <= 1 || busy_.exchange(true, std::memory_order_acquire)) {
       for (int p = 0; p < parts; ++p) body(ctx, p, parts);
       return;
     }
-    body_ = body;
-    ctx_ = ctx;
-    parts_ = parts;
-    pending_.store(parts - 1, std::memory_order_relaxed);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      generation_.fetch_add(1, std::memory_order_release);
-    }
-    if (sleepers_.load(std::memory_order_acquire) > 0) wake_.notify_all();
+    // Written before the job's word is published (release), read by workers
+    // before their claim; see work() for why a stale read is harmless.
+    body_.store(body, std::memory_order_release);
+    ctx_.store(ctx, std::memory_order_release);
+    done_.store(0, std::memory_order_relaxed);
+    const uint64_t generation = ++generation_;
+    // The caller takes part 0 as it publishes the job.
+    state_.store(pack(generation, uint64_t(parts), 1), std::memory_order_seq_cst);
+    epoch_.store(uint32_t(generation), std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_seq_cst) > 0) futex_wake(&epoch_, parts - 1);
+
     body(ctx, 0, parts);
-    while (pending_.load(std::memory_order_acquire) != 0) LLTM_PAUSE();
+    uint32_t ran = 1;
+    for (int p; (p = claim(generation)) >= 0; ++ran) body(ctx, p, parts);
+    if (done_.fetch_add(ran, std::memory_order_acq_rel) + ran != uint32_t(parts)) wait_done(uint32_t(parts));
+    busy_.store(false, std::memory_order_release);
   }
 
  private:
-  void work(int index) {
+  // The next part of job `generation`, or -1 when it has none left.
+  int claim(uint64_t generation) {
+    uint64_t s = state_.load(std::memory_order_acquire);
+    while (generation_of(s) == generation && claimable(s))
+      if (state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel, std::memory_order_acquire))
+        return next_of(s);
+    return -1;
+  }
+
+  // Workers live as long as the process (the pool is never destroyed).
+  [[noreturn]] void work(int index) {
     uint64_t seen = 0;
     for (;;) {
-      uint64_t gen = wait_for_job(seen);
-      if (stopping_) return;
-      seen = gen;
-      if (index < parts_) {
-        body_(ctx_, index, parts_);
-        pending_.fetch_sub(1, std::memory_order_acq_rel);
-      }
+      const uint64_t s = wait_for_job(seen);
+      const uint64_t generation = generation_of(s);
+      seen = generation;
+      // body_ and ctx_ may already belong to a later job when this thread was
+      // descheduled here. A later job's fields are stored (release) only
+      // after every part of this one was claimed, so reading them (acquire)
+      // orders that last claim before the claim below, which then fails: the
+      // fields are never used.
+      auto* body = body_.load(std::memory_order_acquire);
+      void* ctx = ctx_.load(std::memory_order_acquire);
+#ifdef LLTM_POOL_HOOKS
+      if (auto* hook = window_hook.load(std::memory_order_relaxed)) hook(index);
+#else
+      (void)index;
+#endif
+      uint32_t ran = 0;
+      for (int p; (p = claim(generation)) >= 0; ++ran) body(ctx, p, parts_of(s));
+      if (ran == 0) continue;
+      // After this add the caller may return and start the next job; only
+      // the pool's own fields are touched from here on.
+      const uint32_t done = done_.fetch_add(ran, std::memory_order_seq_cst) + ran;
+      if (done == uint32_t(parts_of(s)) && caller_sleeping_.load(std::memory_order_seq_cst))
+        futex_wake(&done_, 1);
     }
   }
 
-  // Spins for a while (a training loop calls again within microseconds), then sleeps.
+  // A job newer than `seen` with parts left to claim.
   uint64_t wait_for_job(uint64_t seen) {
-    const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(2000);
+    auto ready = [&](uint64_t s) { return generation_of(s) != seen && claimable(s); };
+    uint64_t s;
+    if (backoff(worker_wait_, [&] { return ready(s = state_.load(std::memory_order_acquire)); })) return s;
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    for (;;) {
+      const uint32_t epoch = epoch_.load(std::memory_order_seq_cst);
+      s = state_.load(std::memory_order_seq_cst);
+      if (ready(s)) break;
+      futex_wait(&epoch_, epoch);
+    }
+    sleepers_.fetch_sub(1, std::memory_order_relaxed);
+    return s;
+  }
+
+  // Waits until every part of the caller's job has returned.
+  void wait_done(uint32_t parts) {
+    auto finished = [&] { return done_.load(std::memory_order_acquire) == parts; };
+    if (backoff(caller_wait_, finished)) return;
+    caller_sleeping_.store(true, std::memory_order_seq_cst);
+    for (uint32_t d; (d = done_.load(std::memory_order_seq_cst)) != parts;) futex_wait(&done_, d);
+    caller_sleeping_.store(false, std::memory_order_relaxed);
+  }
+
+  // Spins, then yields, until `ready` or the time is up; true when ready.
+  template <typename Ready>
+  static bool backoff(const Backoff& b, Ready&& ready) {
+    const auto start = Clock::now();
     for (int i = 0;; ++i) {
-      uint64_t gen = generation_.load(std::memory_order_acquire);
-      if (gen != seen) return gen;
-      if ((i & 255) == 255 && std::chrono::steady_clock::now() > spin_until) break;
+      if (ready()) return true;
+      if ((i & 63) == 63 && Clock::now() - start > b.spin) break;
       LLTM_PAUSE();
     }
-    std::unique_lock<std::mutex> lock(mutex_);
-    sleepers_.fetch_add(1, std::memory_order_acq_rel);
-    wake_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
-    sleepers_.fetch_sub(1, std::memory_order_acq_rel);
-    return generation_.load(std::memory_order_acquire);
+    for (;;) {
+      if (ready()) return true;
+      if (Clock::now() - start > b.spin + b.yield) return false;
+      sched_yield();
+    }
   }
 
   const int size_;
+  Backoff worker_wait_, caller_wait_;
   std::vector<std::thread> workers_;
-  std::mutex busy_, mutex_;
-  std::condition_variable wake_;
-  std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_{0}, sleepers_{0};
-  void (*body_)(void*, int, int) = nullptr;
-  void* ctx_ = nullptr;
-  int parts_ = 0;
-  std::atomic<bool> stopping_{false};
+  std::atomic<bool> busy_{false}, caller_sleeping_{false};
+  uint64_t generation_ = 0;  // the caller's, under busy_
+  alignas(64) std::atomic<uint64_t> state_{0};
+  alignas(64) std::atomic<uint32_t> done_{0};
+  alignas(64) std::atomic<uint32_t> epoch_{0};
+  std::atomic<int> sleepers_{0};
+  std::atomic<void (*)(void*, int, int)> body_{nullptr};
+  std::atomic<void*> ctx_{nullptr};
 };
-
-int configured_threads() {
-  if (const char* env = std::getenv("LLTM_NUM_THREADS")) {
-    int n = std::atoi(env);
-    if (n >= 1) return n;
-  }
-  unsigned hw = std::thread::hardware_concurrency();
-  return hw == 0 ? 1 : static_cast<int>(hw);
-}
 
 Pool& pool() {
   // Leaked on purpose: joining threads from a static destructor at exit can
   // deadlock when the runtime unloads libraries in an unexpected order.
-  static Pool* instance = new Pool(configured_threads());
+  static Pool* instance = [] {
+    const ThreadCount n = configured_thread_count();
+    const int threads = n.threads < kMaxThreads ? n.threads : kMaxThreads;
+    return new Pool(threads, available_cpus());
+  }();
   return *instance;
 }
 
@@ -119,5 +201,16 @@ Pool& pool() {
 int thread_count() { return pool().size(); }
 
 void run_parallel(int parts, void (*body)(void*, int, int), void* ctx) { pool().run(parts, body, ctx); }
+
+int parts_for(double work) {
+  const int n = thread_count();
+  const double per_part = 32768.0;  // below this, dispatch costs more than it saves
+  const double wanted = work / per_part;
+  return wanted < 2.0 ? 1 : (wanted < n ? static_cast<int>(wanted) : n);
+}
+
+#ifdef LLTM_POOL_HOOKS
+void set_pool_window_hook(void (*hook)(int)) { window_hook.store(hook); }
+#endif
 
 }  // namespace lltm::cpu

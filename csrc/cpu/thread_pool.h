@@ -1,18 +1,23 @@
-// A fork-join pool sized to the machine's cores. LLTM calls at small sizes
-// last ~10 us, so dispatch must cost well under a microsecond: workers spin
-// for a short while after each job before they sleep.
+// A fork-join pool for calls that last microseconds. A job is a number of
+// parts fixed by the caller (so results never depend on scheduling); which
+// thread runs which part is decided at run time: every thread, the caller
+// included, claims parts from one atomic word until none are left, so a
+// thread that is descheduled never holds up parts it has not started.
 #pragma once
 
 #include <cstdint>
 
 namespace lltm::cpu {
 
-// Number of threads parallel_for may use (LLTM_NUM_THREADS overrides the core count).
+// Number of threads parallel() may use: LLTM_NUM_THREADS, or the CPUs this
+// process may run on (affinity mask and cgroup quota; see cpu_count.h).
 int thread_count();
 
-// Runs body(t, parts) for t in [0, parts) across the pool's threads, parts <=
-// thread_count(); the calling thread runs part 0. Runs inline when the pool
-// is busy (a nested or concurrent call).
+// Runs body(ctx, part, parts) once for every part in [0, parts), parts
+// clamped to thread_count(), on the pool's threads and the caller's; returns
+// when all parts have returned. Any thread may run any part, and one thread
+// may run several, one after another. A nested or concurrent call (the pool
+// is busy) runs its parts on its own thread, in order.
 void run_parallel(int parts, void (*body)(void* ctx, int part, int parts), void* ctx);
 
 template <typename F>
@@ -21,13 +26,11 @@ void parallel(int parts, F&& body) {
   run_parallel(parts, trampoline, &body);
 }
 
-// How many parts a job of `work` multiply-adds is worth splitting into.
-inline int parts_for(double work) {
-  const int n = thread_count();
-  const double per_part = 32768.0;  // below this, dispatch costs more than it saves
-  const double wanted = work / per_part;
-  return wanted < 2.0 ? 1 : (wanted < n ? static_cast<int>(wanted) : n);
-}
+// How many parts a job of `work` multiply-adds is worth splitting into: the
+// cost model in thread_pool.cpp (waking a thread against the work it takes
+// over). Depends only on `work` and thread_count(), so a call's partition,
+// and therefore its rounding, is the same every time.
+int parts_for(double work);
 
 // [begin, end) of part `part` when `total` items in multiples of `grain` are split `parts` ways.
 inline void split_range(int64_t total, int64_t grain, int part, int parts, int64_t& begin, int64_t& end) {
@@ -36,5 +39,12 @@ inline void split_range(int64_t total, int64_t grain, int part, int parts, int64
   begin = b0 * grain < total ? b0 * grain : total;
   end = b1 * grain < total ? b1 * grain : total;
 }
+
+#ifdef LLTM_POOL_HOOKS
+// Test builds only: called by a worker between seeing a job and claiming a
+// part of it (the window in which a stale worker once ran a part twice), with
+// the worker's index; a stress test sleeps there to widen the window.
+void set_pool_window_hook(void (*hook)(int worker));
+#endif
 
 }  // namespace lltm::cpu
