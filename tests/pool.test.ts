@@ -15,7 +15,7 @@ const timeoutS = Math.max(60, Math.ceil(calls / 20));
 test(`pool: 4 Workers x ${calls} forward+backward calls on 8 threads match the calls made alone`, () => {
   const main = new URL("./pool/main.ts", import.meta.url).pathname;
   const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
-  const command = deno ? [deno.execPath(), "run", "--allow-all", main] : [process.execPath, main];
+  const command = deno ? [deno.execPath(), "run", "--allow-all", main] : [process.execPath, ...process.execArgv, main];
   const r = spawnSync(command[0]!, [...command.slice(1), String(calls), "4", String(timeoutS)], {
     encoding: "utf8",
     env: { ...process.env, LLTM_NUM_THREADS: "8" },

@@ -13,19 +13,23 @@ interface Task {
   expected: (Float32Array | Float64Array)[][];
 }
 
-const scope = globalThis as unknown as {
-  onmessage: ((e: MessageEvent<Task>) => void) | null;
-  postMessage(message: unknown): void;
-};
+// A web Worker (Bun, Deno) talks through its global scope; a Node worker through parentPort.
+const web = globalThis as unknown as { postMessage?: (message: unknown) => void };
+const port: { postMessage(message: unknown): void; on(event: "message", f: (task: Task) => void): void } =
+  typeof web.postMessage === "function"
+    ? {
+      postMessage: (m) => web.postMessage!(m),
+      on: (_, f) => ((globalThis as unknown as { onmessage: (e: MessageEvent<Task>) => void }).onmessage = (e) => f(e.data)),
+    }
+    : (await import("node:worker_threads")).parentPort!;
 
-scope.onmessage = (e) => {
-  const { start, calls, expected } = e.data;
+port.on("message", ({ start, calls, expected }) => {
   let differ = 0;
   for (let i = 0; i < calls; ++i) {
     const k = (start + i) % caseCount;
     if (!identical(runCase(k), expected[k]!)) differ++;
   }
-  scope.postMessage({ calls, differ });
-};
+  port.postMessage({ calls, differ });
+});
 
-scope.postMessage("ready");
+port.postMessage("ready");
