@@ -1,9 +1,10 @@
 /**
  * Opens liblltm under Bun, Deno or Node.
  *
- * The path is LLTM_LIBRARY_PATH when set, else lib/ beside this package
- * (where `npm run build` puts it); load() (ts/jit.ts) can name a just-built
- * one instead. The library is opened on first use, so that importing the
+ * The path is LLTM_LIBRARY_PATH when set, else the prebuilt library of the
+ * per-platform package (@lltm/linux-x64-gnu) when it is installed, else lib/
+ * beside this package (where `npm run build` puts it); load() (ts/jit.ts)
+ * can name a just-built one instead. The library is opened on first use, so that importing the
  * package works before anything is built. The CUDA backend, liblltm_cuda, is
  * found by liblltm itself next to its own file.
  */
@@ -53,9 +54,61 @@ export const isBun = runtime === "bun";
 /** The file name of the library for this platform, e.g. liblltm.so. */
 export const libraryFile = libraryFileName();
 
-export function defaultLibraryPath(): string {
-  const url = new URL(`../../lib/${libraryFile}`, import.meta.url);
+function toPath(url: URL): string {
   return decodeURIComponent(url.pathname.replace(/^\/([A-Za-z]:)/, "$1"));
+}
+
+export function defaultLibraryPath(): string {
+  return toPath(new URL(`../../lib/${libraryFile}`, import.meta.url));
+}
+
+/** The package of the prebuilt CPU library for this platform (an optional dependency of lltm), if there is one. */
+function prebuiltPackage(): string | undefined {
+  const deno = (globalThis as { Deno?: { build: { arch: string } } }).Deno;
+  const arch = deno ? deno.build.arch : (globalThis as { process?: { arch: string } }).process?.arch;
+  return runtimePlatform() === "linux" && (arch === "x64" || arch === "x86_64") ? "@lltm/linux-x64-gnu" : undefined;
+}
+
+/**
+ * Where the prebuilt library may be: in its package, looked for as Node
+ * resolves a dependency, in the node_modules folder of this package's folder
+ * and of each folder above it (so both npm's flat and pnpm's nested layouts).
+ */
+export function prebuiltLibraryPaths(): string[] {
+  const name = prebuiltPackage();
+  const paths: string[] = [];
+  if (name === undefined) return paths;
+  for (let dir = new URL("../../", import.meta.url); ; dir = new URL("../", dir)) {
+    if (!dir.pathname.endsWith("/node_modules/")) paths.push(toPath(new URL(`node_modules/${name}/${libraryFile}`, dir)));
+    if (dir.pathname === "/" || new URL("../", dir).pathname === dir.pathname) return paths;
+  }
+}
+
+/**
+ * The prebuilt library when one is installed and loads here, else lib/. A
+ * prebuilt one that is present but does not load (e.g. an older glibc) is
+ * named in the error when lib/ fails too.
+ */
+function openDefault(): NativeLibrary {
+  const unusable: string[] = [];
+  for (const path of binding ? prebuiltLibraryPaths() : []) {
+    let lib: NativeLibrary;
+    try {
+      lib = binding!.open(path);
+    } catch (e) {
+      const message = (e as Error).message;
+      if (!/no such file/i.test(message)) unusable.push(`${path}: ${message}`);
+      continue;
+    }
+    verifyConstants(lib, path);
+    return lib;
+  }
+  try {
+    return open(defaultLibraryPath(), false);
+  } catch (e) {
+    if (unusable.length === 0 || !(e instanceof LLTMError)) throw e;
+    throw new LLTMError(e.code, `${e.message}\nThe prebuilt library did not load either: ${unusable.join("; ")}`);
+  }
 }
 
 type Binding = { open(path: string): NativeLibrary };
@@ -133,7 +186,7 @@ function verifyConstants(lib: NativeLibrary, path: string): void {
 export async function loadLibrary(path?: string): Promise<NativeLibrary> {
   await prepareBinding();
   const override = path === undefined ? environment("LLTM_LIBRARY_PATH") : path;
-  return open(override || defaultLibraryPath(), Boolean(override));
+  return override ? open(override, true) : openDefault();
 }
 
 /** Makes the library at `path` the one this process uses; true if it now is (false when another one is already in use). */
@@ -147,7 +200,7 @@ export function useLibrary(path: string): boolean {
 export function native(): NativeLibrary {
   if (!loaded) {
     const override = environment("LLTM_LIBRARY_PATH");
-    loaded = open(override || defaultLibraryPath(), Boolean(override));
+    loaded = override ? open(override, true) : openDefault();
   }
   return loaded;
 }
