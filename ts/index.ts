@@ -32,7 +32,7 @@ export {
   type SequenceGradcheckResult,
 } from "./gradcheck.ts";
 export { LLTM, type LLTMOptions, type LLTMSequence, type LLTMStep, type Parameter, type State } from "./module.ts";
-export { Adam, type AdamOptions, SGD, type SGDOptions } from "./optim.ts";
+export { Adam, type AdamOptions, Optimizer, type OptimizerState, SGD, type SGDOptions } from "./optim.ts";
 export { Random } from "./random.ts";
 export { type NestedArray, type RandomOptions, Tensor, type TensorOptions } from "./tensor.ts";
 

@@ -7,8 +7,10 @@
  * library this process uses.
  *
  * The cache is LLTM_CACHE_DIR, else $XDG_CACHE_HOME/lltm, else ~/.cache/lltm.
- * Processes building at once take turns through a lock folder; the
- * up-to-date stamp is written by an atomic rename, after the build.
+ * Processes building at once take turns through a lock that names its owner
+ * (ts/build_lock.ts), taken over with a message when the owner is gone; the
+ * up-to-date stamp is written by an atomic rename, after the build; a cached
+ * library that is not complete (ts/native/library_file.ts) is rebuilt.
  */
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -16,8 +18,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { homedir } from "node:os";
 import { join, relative } from "node:path";
 
+import { acquireLock } from "./build_lock.ts";
 import { LLTMError } from "./errors.ts";
-import { environment, libraryFile, useLibrary } from "./native/index.ts";
+import { environment, libraryFile, libraryFilesProblem, useLibrary } from "./native/index.ts";
 
 export interface LoadOptions {
   /** Print each step, and the build's own output. */
@@ -46,12 +49,13 @@ export interface LoadResult {
 }
 
 const SOURCE_ROOTS = ["CMakeLists.txt", "cmake", "csrc", "cuda"];
-const LOCK_STALE_MS = 15 * 60 * 1000;
 
 export async function load(options: LoadOptions = {}): Promise<LoadResult> {
   const say = (message: string) => {
     if (options.verbose) console.log(`lltm: ${message}`);
   };
+  // What the caller must hear even when not verbose: a lock taken over, a wait, a broken build redone.
+  const warn = (message: string) => console.warn(`lltm: ${message}`);
   const sourceDir = options.sourceDir ?? decodeURIComponent(new URL("..", import.meta.url).pathname);
   const cacheDir = options.cacheDir ?? environment("LLTM_CACHE_DIR") ??
     join(environment("XDG_CACHE_HOME") ?? join(homedir(), ".cache"), "lltm");
@@ -68,17 +72,35 @@ export async function load(options: LoadOptions = {}): Promise<LoadResult> {
   const library = join(buildDir, "lib", libraryFile);
   say(`sources ${sources.slice(0, 12)}, build folder ${buildDir}`);
 
-  const upToDate = () => existsSync(library) && existsSync(stamp) && readFileSync(stamp, "utf8") === sources;
+  // Why the cached build cannot be used as it is, or undefined when it can. A library that is there but
+  // incomplete (a link that was killed, a disk that filled) would pass dlopen and kill the process with SIGBUS.
+  const stale = (): string | undefined => {
+    if (!existsSync(library)) return "not built yet";
+    if (!existsSync(stamp) || readFileSync(stamp, "utf8") !== sources) return "the sources changed";
+    const problem = libraryFilesProblem(library);
+    return problem === undefined ? undefined : `the built library is incomplete (${problem})`;
+  };
   let rebuilt = false, log = "";
-  if (upToDate()) {
+  const before = stale();
+  if (before === undefined) {
     say("up to date; nothing to build");
   } else {
-    mkdirSync(buildDir, { recursive: true });
-    const unlock = await lock(join(buildDir, ".lock"), say);
+    say(before);
+    const unlock = await writable(cacheDir, () => {
+      mkdirSync(buildDir, { recursive: true });
+      return acquireLock(join(buildDir, ".lock"), { say: warn });
+    });
     try {
-      if (upToDate()) {
+      const reason = stale();
+      if (reason === undefined) {
         say("built meanwhile by another process");
       } else {
+        if (reason.startsWith("the built library is incomplete")) {
+          warn(`${reason}; rebuilding it`);
+          // The build tool would take a truncated output for an up-to-date one, so it goes first.
+          for (const f of readdirSync(join(buildDir, "lib"))) rmSync(join(buildDir, "lib", f), { recursive: true, force: true });
+          rmSync(stamp, { force: true });
+        }
         const run = (args: string[]) => {
           say(`$ cmake ${args.join(" ")}`);
           const r = spawnSync("cmake", args, { encoding: "utf8" });
@@ -95,9 +117,13 @@ export async function load(options: LoadOptions = {}): Promise<LoadResult> {
             `-DLLTM_CUDA=${cuda}`, `-DLLTM_OUTPUT_DIR=${join(buildDir, "lib")}`]);
         }
         run(["--build", buildDir, "--parallel"]);
-        const temporary = `${stamp}.${process.pid}`;
-        writeFileSync(temporary, sources);
-        renameSync(temporary, stamp);
+        const problem = libraryFilesProblem(library);
+        if (problem !== undefined) throw new LLTMError("INTERNAL", `load: the build produced no complete library: ${problem}`);
+        await writable(cacheDir, () => {
+          const temporary = `${stamp}.${process.pid}`;
+          writeFileSync(temporary, sources);
+          renameSync(temporary, stamp);
+        });
         rebuilt = true;
         say("built");
       }
@@ -135,21 +161,19 @@ function sourceHash(root: string): string {
   return hash.digest("hex");
 }
 
-/** Takes the lock folder (mkdir is atomic), waiting for another holder; a lock older than 15 minutes is stale. */
-async function lock(path: string, say: (m: string) => void): Promise<() => void> {
-  for (let waited = 0; ; waited += 200) {
-    try {
-      mkdirSync(path);
-      return () => rmSync(path, { recursive: true, force: true });
-    } catch (e) {
-      if ((e as { code?: string }).code !== "EEXIST") throw e;
-      if (Date.now() - statSync(path).mtimeMs > LOCK_STALE_MS) {
-        say(`removing a stale lock ${path}`);
-        rmSync(path, { recursive: true, force: true });
-        continue;
-      }
-      if (waited % 5000 === 0) say("waiting for another process's build");
-      await new Promise((resolve) => setTimeout(resolve, 200));
+/** Runs `action` on the cache, turning a refusal to write there into an LLTMError that says what to do. */
+async function writable<T>(cacheDir: string, action: () => T | Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === "EACCES" || code === "EPERM" || code === "EROFS" || code === "ENOTDIR" || code === "ENOSPC") {
+      throw new LLTMError(
+        "IO",
+        `load: cannot write the build cache ${cacheDir} (${code}: ${(e as Error).message}); ` +
+          "set LLTM_CACHE_DIR (or load's cacheDir option) to a writable folder",
+      );
     }
+    throw e;
   }
 }

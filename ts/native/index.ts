@@ -11,3 +11,4 @@ export { newDescribableId, overlaps } from "./descriptor.ts";
 export {
   defaultLibraryPath, environment, isBun, libraryFile, loadLibrary, type NativeLibrary, prepareBinding, useLibrary,
 } from "./library.ts";
+export { libraryFilesProblem } from "./library_file.ts";

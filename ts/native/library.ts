@@ -10,6 +10,7 @@
  */
 import { LLTMError } from "../errors.ts";
 import { headerConstants, layoutConstants } from "./constants.ts";
+import { checkLibraryFile } from "./library_file.ts";
 import type { NativeLibrary } from "./symbols.ts";
 
 export type { NativeLibrary } from "./symbols.ts";
@@ -138,6 +139,8 @@ function open(path: string, fromOverride: boolean): NativeLibrary {
   if (!binding) {
     throw new LLTMError("LIBRARY_UNAVAILABLE", "lltm: the FFI binding is not ready; import lltm from its index module");
   }
+  // dlopen maps a truncated file and the process dies of SIGBUS on first use, so the file is checked first.
+  checkLibraryFile(path, fromOverride ? "point LLTM_LIBRARY_PATH at a complete liblltm, or unset it" : "rebuild it: `npm run build`, or `await load()`");
   let lib: NativeLibrary;
   try {
     lib = binding.open(path);
