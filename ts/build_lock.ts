@@ -29,7 +29,7 @@ const OWNER_FILE = "owner.json";
 // A lock folder without an owner file is being created; one that stays so this long was left by a killed process.
 const CREATING_MS = 10_000;
 
-function describe(o: LockOwner): string {
+function ownerText(o: LockOwner): string {
   return `process ${o.pid} on ${o.host}, started ${new Date(o.started).toISOString()}`;
 }
 
@@ -54,9 +54,9 @@ function takeOverReason(path: string, owner: LockOwner | undefined, staleMs: num
     }
     return age > CREATING_MS ? `it names no owner and is ${Math.round(age / 1000)} s old (its process was killed while taking it)` : undefined;
   }
-  if (!ownerAlive(owner)) return `its owner, ${describe(owner)}, is no longer running`;
+  if (!ownerAlive(owner)) return `its owner, ${ownerText(owner)}, is no longer running`;
   if (owner.host !== self().host && Date.now() - owner.started > staleMs) {
-    return `its owner, ${describe(owner)}, cannot be probed from this host and took it over ${Math.round(staleMs / 60000)} minutes ago`;
+    return `its owner, ${ownerText(owner)}, cannot be probed from this host and took it over ${Math.round(staleMs / 60000)} minutes ago`;
   }
   return undefined;
 }
@@ -88,7 +88,7 @@ export async function acquireLock(path: string, options: LockOptions): Promise<(
       removeIfStill(path, owner);
       continue;
     }
-    const holder = owner ? describe(owner) : "a process that is taking it";
+    const holder = owner ? ownerText(owner) : "a process that is taking it";
     if (holder !== waitingFor || Date.now() - lastSaid > 30_000) {
       options.say(`waiting for the build of ${holder} (lock ${path}; remove it if no build is running)`);
       waitingFor = holder;
