@@ -81,7 +81,7 @@ export async function load(options: LoadOptions = {}): Promise<LoadResult> {
     return problem === undefined ? undefined : `the built library is incomplete (${problem})`;
   };
   let rebuilt = false, log = "";
-  const before = stale();
+  const before = await writable(cacheDir, stale);
   if (before === undefined) {
     say("up to date; nothing to build");
   } else {
@@ -91,7 +91,7 @@ export async function load(options: LoadOptions = {}): Promise<LoadResult> {
       return acquireLock(join(buildDir, ".lock"), { say: warn });
     });
     try {
-      const reason = stale();
+      const reason = await writable(cacheDir, stale);
       if (reason === undefined) {
         say("built meanwhile by another process");
       } else {
@@ -166,12 +166,14 @@ async function writable<T>(cacheDir: string, action: () => T | Promise<T>): Prom
   try {
     return await action();
   } catch (e) {
-    const code = (e as { code?: string }).code;
-    if (code === "EACCES" || code === "EPERM" || code === "EROFS" || code === "ENOTDIR" || code === "ENOSPC") {
+    const code = (e as { code?: string }).code, name = (e as Error).name;
+    const denied = name === "NotCapable" || name === "PermissionDenied";
+    if (code === "EACCES" || code === "EPERM" || code === "EROFS" || code === "ENOTDIR" || code === "ENOSPC" || denied) {
       throw new LLTMError(
         "IO",
-        `load: cannot write the build cache ${cacheDir} (${code}: ${(e as Error).message}); ` +
-          "set LLTM_CACHE_DIR (or load's cacheDir option) to a writable folder",
+        `load: cannot write the build cache ${cacheDir} (${code ?? name}: ${(e as Error).message}); ` +
+          "set LLTM_CACHE_DIR (or load's cacheDir option) to a writable folder" +
+          (denied ? " that Deno may read and write (--allow-read, --allow-write)" : ""),
       );
     }
     throw e;
