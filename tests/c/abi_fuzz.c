@@ -1,0 +1,739 @@
+/*
+ * abi_fuzz: every public C entry point of liblltm fed valid calls with one
+ * argument spoiled (null pointers, ranks 0 and 5, sizes 0 / negative / near
+ * 2^62, negative strides and size x stride products past 2^48, addresses at
+ * the end of the address space, mismatched shapes, unknown dtypes, devices
+ * and flags, scalars out of range, outputs overlapping other arguments), and
+ * some left valid. Each case checks the status csrc/lltm.h documents, that
+ * the message starts with the name of the entry point called, and that no
+ * byte of any argument's memory changed (on success: no byte outside the
+ * outputs' elements). Built with -DLLTM_BUILD_TESTS=ON; CI runs it under
+ * AddressSanitizer and UndefinedBehaviorSanitizer.
+ *
+ * usage: lltm_abi_fuzz [cases = 20000] [seed = 20261122]
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lltm.h"
+
+/* ---- deterministic randomness (splitmix64) ---- */
+
+static uint64_t rng;
+
+static uint64_t next_random(void) {
+  uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static uint64_t below(uint64_t n) { return next_random() % n; }
+
+#define PICK(array) ((array)[below(sizeof(array) / sizeof((array)[0]))])
+
+/* ---- tensors with guard zones ---- */
+
+enum { MAX_ARGS = 16, GUARD = 16 /* elements before and after each tensor's span */ };
+
+static const double kOutputFill = 12345.0; /* outputs start as this sentinel */
+static const double kInputFill = 0.5;      /* inputs hold this; they must never change */
+
+typedef struct {
+  const char* name;
+  int output;              /* written by a successful call */
+  lltm_tensor d;           /* the descriptor (mutations change it) */
+  const lltm_tensor* pass; /* what the call gets: &d, or NULL */
+  unsigned char* block;    /* GUARD + span + GUARD elements */
+  int64_t block_elems;
+  lltm_tensor original;    /* the descriptor as built, for the success check */
+} Arg;
+
+typedef enum {
+  F_FORWARD, F_BACKWARD, F_BACKWARD_EX, F_COPY, F_FILL, F_AXPY, F_SGD, F_ADAM,
+  F_ALLOC, F_FREE, F_READ, F_WRITE, F_SYNCHRONIZE, F_ABI_CONSTANT, F_COUNT
+} Fn;
+
+static const char* const kFnNames[F_COUNT] = {
+    "lltm_forward", "lltm_backward", "lltm_backward_ex", "lltm_copy",         "lltm_fill",
+    "lltm_axpy",    "lltm_sgd_step", "lltm_adam_step",   "lltm_alloc",        "lltm_free",
+    "lltm_read",    "lltm_write",    "lltm_synchronize", "lltm_abi_constant"};
+
+typedef struct {
+  Fn fn;
+  int32_t dtype, kind, index, src_kind, src_index;
+  int32_t fill_dtype; /* the dtype the blocks were filled in (mutations may spoil dtype) */
+  int n;
+  Arg a[MAX_ARGS];
+  int momentum_buffer; /* index of sgd's buffer in a[], or -1 */
+  double lr, momentum, beta1, beta2, eps, value, alpha;
+  int64_t step;
+  uint32_t flags;
+} Call;
+
+static int64_t element_size(int32_t dtype) { return dtype == LLTM_FLOAT64 ? 8 : 4; }
+
+static void store(unsigned char* p, int32_t dtype, double v) {
+  if (dtype == LLTM_FLOAT64) {
+    memcpy(p, &v, 8);
+  } else {
+    const float f = (float)v;
+    memcpy(p, &f, 4);
+  }
+}
+
+static int holds(const unsigned char* p, int32_t dtype, double v) {
+  unsigned char expected[8];
+  store(expected, dtype, v);
+  return memcmp(p, expected, (size_t)element_size(dtype)) == 0;
+}
+
+static int64_t last_offset(const lltm_tensor* t) {
+  int64_t last = 0;
+  for (int64_t d = 0; d < t->ndim; ++d) last += (t->sizes[d] - 1) * t->strides[d];
+  return last;
+}
+
+/* Adds a tensor of `sizes` in a random layout: row-major, padded rows, a
+ * larger inner stride, transposed (2-D), or (inputs) broadcast along a
+ * dimension. Optimizer tensors are always row-major. */
+static Arg* add_tensor(Call* c, const char* name, int output, int ndim, const int64_t* sizes, int contiguous) {
+  Arg* a = &c->a[c->n++];
+  memset(a, 0, sizeof *a);
+  a->name = name;
+  a->output = output;
+  a->d.ndim = ndim;
+  for (int d = 0; d < ndim; ++d) a->d.sizes[d] = sizes[d];
+  const int layout = contiguous ? 0 : (int)below(5);
+  int64_t stride = layout == 2 ? 2 : 1;
+  for (int d = ndim - 1; d >= 0; --d) {
+    a->d.strides[d] = stride;
+    stride = stride * sizes[d] + (layout == 1 ? (int64_t)below(3) : 0);
+  }
+  if (layout == 3 && ndim == 2) {
+    a->d.strides[0] = 1;
+    a->d.strides[1] = sizes[0];
+  }
+  if (layout == 4 && !output) a->d.strides[below((uint64_t)ndim)] = 0;
+  const int64_t es = element_size(c->dtype);
+  a->block_elems = last_offset(&a->d) + 1 + 2 * GUARD;
+  a->block = malloc((size_t)(a->block_elems * es));
+  if (a->block == NULL) {
+    fprintf(stderr, "abi_fuzz: out of memory\n");
+    exit(2);
+  }
+  for (int64_t i = 0; i < a->block_elems; ++i) store(a->block + i * es, c->dtype, output ? kOutputFill : kInputFill);
+  a->d.data = a->block + GUARD * es;
+  a->pass = &a->d;
+  a->original = a->d;
+  return a;
+}
+
+static void free_call(Call* c) {
+  for (int i = 0; i < c->n; ++i) free(c->a[i].block);
+}
+
+static int64_t small(void) { return 1 + (int64_t)below(4); }
+
+/* ---- valid calls ---- */
+
+static void build(Call* c, Fn fn) {
+  memset(c, 0, sizeof *c);
+  c->fn = fn;
+  c->dtype = c->fill_dtype = below(2) ? LLTM_FLOAT64 : LLTM_FLOAT32;
+  c->kind = LLTM_CPU;
+  c->momentum_buffer = -1;
+  const int64_t B = small(), F = small(), S = small(), K = S + F;
+  const int64_t bs[] = {B, S}, bf[] = {B, F}, bk[] = {B, K}, bg[] = {B, 3 * S}, w[] = {3 * S, K}, g[] = {3 * S};
+  int64_t any[LLTM_MAX_DIMS];
+  const int ndim = 1 + (int)below(LLTM_MAX_DIMS);
+  for (int d = 0; d < ndim; ++d) any[d] = small();
+  switch (fn) {
+    case F_FORWARD:
+      add_tensor(c, "input", 0, 2, bf, 0);
+      add_tensor(c, "weights", 0, 2, w, 0);
+      add_tensor(c, "bias", 0, 1, g, 0);
+      add_tensor(c, "old_h", 0, 2, bs, 0);
+      add_tensor(c, "old_cell", 0, 2, bs, 0);
+      add_tensor(c, "new_h", 1, 2, bs, 0);
+      add_tensor(c, "new_cell", 1, 2, bs, 0);
+      add_tensor(c, "input_gate", 1, 2, bs, 0);
+      add_tensor(c, "output_gate", 1, 2, bs, 0);
+      add_tensor(c, "candidate_cell", 1, 2, bs, 0);
+      add_tensor(c, "X", 1, 2, bk, 0);
+      add_tensor(c, "gate_weights", 1, 2, bg, 0);
+      break;
+    case F_BACKWARD:
+    case F_BACKWARD_EX:
+      add_tensor(c, "grad_h", 0, 2, bs, 0);
+      add_tensor(c, "grad_cell", 0, 2, bs, 0);
+      add_tensor(c, "new_cell", 0, 2, bs, 0);
+      add_tensor(c, "input_gate", 0, 2, bs, 0);
+      add_tensor(c, "output_gate", 0, 2, bs, 0);
+      add_tensor(c, "candidate_cell", 0, 2, bs, 0);
+      add_tensor(c, "X", 0, 2, bk, 0);
+      add_tensor(c, "gate_weights", 0, 2, bg, 0);
+      add_tensor(c, "weights", 0, 2, w, 0);
+      add_tensor(c, "d_old_h", 1, 2, bs, 0);
+      add_tensor(c, "d_input", 1, 2, bf, 0);
+      add_tensor(c, "d_weights", 1, 2, w, 0);
+      add_tensor(c, "d_bias", 1, 1, g, 0);
+      add_tensor(c, "d_old_cell", 1, 2, bs, 0);
+      c->flags = fn == F_BACKWARD_EX ? (below(2) ? LLTM_ACCUMULATE_PARAM_GRADS : 0) : 0;
+      break;
+    case F_COPY:
+      add_tensor(c, "dst", 1, ndim, any, 0);
+      add_tensor(c, "src", 0, ndim, any, 0);
+      break;
+    case F_FILL:
+      add_tensor(c, "dst", 1, ndim, any, 0);
+      c->value = 3.25;
+      break;
+    case F_AXPY:
+      add_tensor(c, "y", 1, ndim, any, 0);
+      add_tensor(c, "x", 0, ndim, any, 0);
+      c->alpha = -2.0;
+      break;
+    case F_SGD:
+      add_tensor(c, "param", 1, ndim, any, 1);
+      add_tensor(c, "grad", 0, ndim, any, 1);
+      c->lr = 0.1;
+      c->momentum = below(2) ? 0.9 : 0.0;
+      /* With momentum 0 the buffer may be NULL, or any descriptor (it is not read). */
+      if (c->momentum != 0.0 || below(2)) {
+        c->momentum_buffer = c->n;
+        add_tensor(c, "momentum_buffer", 1, ndim, any, 1);
+      }
+      break;
+    case F_ADAM:
+      add_tensor(c, "param", 1, ndim, any, 1);
+      add_tensor(c, "grad", 0, ndim, any, 1);
+      add_tensor(c, "exp_avg", 1, ndim, any, 1);
+      add_tensor(c, "exp_avg_sq", 1, ndim, any, 1);
+      c->lr = 1e-3;
+      c->beta1 = 0.9;
+      c->beta2 = 0.999;
+      c->eps = 1e-8;
+      c->step = 1 + (int64_t)below(10);
+      break;
+    default:
+      break;
+  }
+}
+
+static const lltm_tensor* arg(const Call* c, int i) { return i < c->n ? c->a[i].pass : NULL; }
+
+static int32_t invoke(Call* c) {
+  const Call* k = c;
+#define A(i) arg(k, i)
+  switch (c->fn) {
+    case F_FORWARD:
+      return lltm_forward(A(0), A(1), A(2), A(3), A(4), A(5), A(6), A(7), A(8), A(9), A(10), A(11), c->dtype, c->kind,
+                          c->index);
+    case F_BACKWARD:
+      return lltm_backward(A(0), A(1), A(2), A(3), A(4), A(5), A(6), A(7), A(8), A(9), A(10), A(11), A(12), A(13),
+                           c->dtype, c->kind, c->index);
+    case F_BACKWARD_EX:
+      return lltm_backward_ex(A(0), A(1), A(2), A(3), A(4), A(5), A(6), A(7), A(8), A(9), A(10), A(11), A(12), A(13),
+                              c->flags, c->dtype, c->kind, c->index);
+    case F_COPY:
+      return lltm_copy(A(0), c->kind, c->index, A(1), c->src_kind, c->src_index, c->dtype);
+    case F_FILL:
+      return lltm_fill(A(0), c->value, c->dtype, c->kind, c->index);
+    case F_AXPY:
+      return lltm_axpy(A(0), c->alpha, A(1), c->dtype, c->kind, c->index);
+    case F_SGD:
+      return lltm_sgd_step(A(0), A(1), c->momentum_buffer < 0 ? NULL : A(c->momentum_buffer), c->lr, c->momentum,
+                           c->dtype, c->kind, c->index);
+    case F_ADAM:
+      return lltm_adam_step(A(0), A(1), A(2), A(3), c->lr, c->beta1, c->beta2, c->eps, c->step, c->dtype, c->kind,
+                            c->index);
+    default:
+      return -1;
+  }
+#undef A
+}
+
+/* ---- mutations ---- */
+
+typedef enum {
+  M_NONE, M_NULL_DESCRIPTOR, M_NULL_DATA, M_NDIM, M_SIZE, M_STRIDE, M_SPAN_OVERFLOW, M_ADDRESS_WRAP,
+  M_OUTPUT_STRIDE_0, M_MISMATCH, M_RANK, M_NONCONTIGUOUS, M_DTYPE, M_KIND, M_INDEX, M_NO_CUDA, M_FLAGS, M_SCALAR,
+  M_OVERLAP, M_ALIASED_INPUTS, M_COUNT
+} Mutation;
+
+static const char* const kMutationNames[M_COUNT] = {
+    "valid",         "null descriptor", "null data",  "bad ndim",         "bad size",       "bad stride",
+    "span overflow", "address wrap",    "output stride 0", "mismatched shape", "other rank", "non-contiguous",
+    "unknown dtype", "unknown device",  "bad index",  "no CUDA backend",  "unknown flags",  "scalar out of range",
+    "overlap",       "aliased inputs"};
+
+static int has_cuda;
+
+static int typed(Fn fn) { return fn <= F_ADAM; }
+static int is_optimizer(Fn fn) { return fn == F_SGD || fn == F_ADAM; }
+static int is_lltm(Fn fn) { return fn == F_FORWARD || fn == F_BACKWARD || fn == F_BACKWARD_EX; }
+
+/* The tensors the call checks (sgd's buffer only with momentum). */
+static int checked(const Call* c, int i) { return !(c->fn == F_SGD && i == c->momentum_buffer && c->momentum == 0.0); }
+
+static int random_checked_arg(const Call* c) {
+  for (;;) {
+    const int i = (int)below((uint64_t)c->n);
+    if (checked(c, i)) return i;
+  }
+}
+
+/* What the mutation expects besides the status: names the message must contain. */
+typedef struct {
+  int32_t status;
+  const char* names[2];
+} Expectation;
+
+/* Applies `m` if it fits the call; returns 0 when it does not. */
+static int mutate(Call* c, Mutation m, Expectation* e) {
+  static const int64_t kBadNdim[] = {0, 5, -1, 64, INT64_MAX, INT64_MIN};
+  static const int64_t kBadSize[] = {0, -1, -(INT64_C(1) << 62), INT64_C(1) << 62, (INT64_C(1) << 62) + 1,
+                                     (INT64_C(1) << 48) + 1, INT64_MAX, INT64_MIN};
+  static const int64_t kBadStride[] = {-1, -(INT64_C(1) << 62), (INT64_C(1) << 48) + 1, INT64_C(1) << 62, INT64_MAX,
+                                       INT64_MIN};
+  static const int32_t kBadDtype[] = {2, -1, 1000, INT32_MIN, INT32_MAX};
+  static const int32_t kBadKind[] = {2, -1, 100, INT32_MIN};
+  static const int32_t kBadIndex[] = {1, -1, INT32_MAX, INT32_MIN};
+  const int64_t limit = INT64_C(1) << 48;
+  e->status = LLTM_OK;
+  e->names[0] = e->names[1] = NULL;
+  const Fn fn = c->fn;
+  switch (m) {
+    case M_NONE:
+      return 1;
+    case M_NULL_DESCRIPTOR: {
+      c->a[random_checked_arg(c)].pass = NULL;
+      e->status = LLTM_ERR_NULL_POINTER;
+      return 1;
+    }
+    case M_NULL_DATA: {
+      c->a[random_checked_arg(c)].d.data = NULL;
+      e->status = LLTM_ERR_NULL_POINTER;
+      return 1;
+    }
+    case M_NDIM: {
+      c->a[random_checked_arg(c)].d.ndim = PICK(kBadNdim);
+      e->status = LLTM_ERR_INVALID_SHAPE;
+      return 1;
+    }
+    case M_SIZE: {
+      Arg* a = &c->a[random_checked_arg(c)];
+      a->d.sizes[below((uint64_t)a->d.ndim)] = PICK(kBadSize);
+      e->status = LLTM_ERR_INVALID_SHAPE;
+      return 1;
+    }
+    case M_STRIDE: {
+      Arg* a = &c->a[random_checked_arg(c)];
+      a->d.strides[below((uint64_t)a->d.ndim)] = PICK(kBadStride);
+      e->status = LLTM_ERR_INVALID_SHAPE;
+      return 1;
+    }
+    case M_SPAN_OVERFLOW: {
+      /* size and stride each within 2^48, their product (size - 1) x stride at least 2^48 (up to 2^96). */
+      Arg* a = &c->a[random_checked_arg(c)];
+      const int64_t d = (int64_t)below((uint64_t)a->d.ndim);
+      const int64_t size = 2 + (int64_t)below((uint64_t)limit - 1);
+      const int64_t least = (limit + size - 2) / (size - 1);
+      a->d.sizes[d] = size;
+      a->d.strides[d] = least + (int64_t)below((uint64_t)(limit - least + 1));
+      e->status = LLTM_ERR_INVALID_SHAPE;
+      return 1;
+    }
+    case M_ADDRESS_WRAP: {
+      c->a[random_checked_arg(c)].d.data = (void*)(UINTPTR_MAX - below(8));
+      e->status = LLTM_ERR_INVALID_SHAPE;
+      return 1;
+    }
+    case M_OUTPUT_STRIDE_0: {
+      const int i = random_checked_arg(c);
+      Arg* a = &c->a[i];
+      if (!a->output) return 0;
+      for (int64_t d = 0; d < a->d.ndim; ++d)
+        if (a->d.sizes[d] > 1) {
+          a->d.strides[d] = 0;
+          e->status = LLTM_ERR_INVALID_SHAPE;
+          return 1;
+        }
+      return 0;
+    }
+    case M_MISMATCH: {
+      if (fn == F_FILL) return 0;
+      const int i = random_checked_arg(c);
+      if (is_optimizer(fn) && i == 0) return 0; /* param sets the sizes the others must match */
+      Arg* a = &c->a[i];
+      a->d.sizes[below((uint64_t)a->d.ndim)] += 1 + (int64_t)below(3);
+      e->status = LLTM_ERR_SHAPE_MISMATCH;
+      return 1;
+    }
+    case M_RANK: {
+      if (fn == F_FILL) return 0;
+      const int i = random_checked_arg(c);
+      if (is_optimizer(fn) && i == 0) return 0;
+      Arg* a = &c->a[i];
+      if (a->d.ndim < LLTM_MAX_DIMS && (a->d.ndim == 1 || below(2))) {
+        a->d.sizes[a->d.ndim] = 2;
+        a->d.strides[a->d.ndim] = 1;
+        a->d.ndim += 1;
+      } else {
+        a->d.ndim -= 1;
+        if (a->d.ndim == 0) return 0;
+      }
+      e->status = LLTM_ERR_SHAPE_MISMATCH;
+      return 1;
+    }
+    case M_NONCONTIGUOUS: {
+      if (!is_optimizer(fn)) return 0;
+      Arg* a = &c->a[random_checked_arg(c)];
+      for (int64_t d = a->d.ndim - 1; d >= 0; --d)
+        if (a->d.sizes[d] > 1) {
+          a->d.strides[d] *= 2;
+          e->status = LLTM_ERR_INVALID_SHAPE;
+          return 1;
+        }
+      return 0;
+    }
+    case M_DTYPE:
+      if (!typed(fn)) return 0;
+      c->dtype = PICK(kBadDtype);
+      e->status = LLTM_ERR_INVALID_DTYPE;
+      return 1;
+    case M_KIND:
+      if (fn == F_COPY && below(2))
+        c->src_kind = PICK(kBadKind);
+      else
+        c->kind = PICK(kBadKind);
+      e->status = LLTM_ERR_INVALID_DEVICE;
+      return 1;
+    case M_INDEX:
+      if (fn == F_COPY && below(2))
+        c->src_index = PICK(kBadIndex);
+      else
+        c->index = PICK(kBadIndex);
+      e->status = LLTM_ERR_INVALID_DEVICE;
+      return 1;
+    case M_NO_CUDA:
+      /* Host memory passed as device memory is only safe to try where nothing would run it. */
+      if (has_cuda) return 0;
+      if (fn == F_COPY && below(2))
+        c->src_kind = LLTM_CUDA;
+      else
+        c->kind = LLTM_CUDA;
+      e->status = LLTM_ERR_BACKEND_UNAVAILABLE;
+      return 1;
+    case M_FLAGS:
+      if (fn != F_BACKWARD_EX) return 0;
+      c->flags = (uint32_t)(next_random() | 2u) & ~(below(2) ? 0u : LLTM_ACCUMULATE_PARAM_GRADS);
+      e->status = LLTM_ERR_INVALID_ARGUMENT;
+      return 1;
+    case M_SCALAR: {
+      static const double kBadRate[] = {-1.0, NAN, INFINITY, -INFINITY, 1e31};
+      static const double kBadFraction[] = {1.0, -0.1, NAN, 2.0, INFINITY};
+      static const double kBadEps[] = {-1.0, NAN, INFINITY};
+      static const int64_t kBadStep[] = {0, -1, INT64_MIN};
+      if (fn == F_SGD) {
+        if (below(2))
+          c->lr = PICK(kBadRate);
+        else
+          c->momentum = PICK(kBadFraction);
+      } else if (fn == F_ADAM) {
+        switch (below(5)) {
+          case 0: c->lr = PICK(kBadRate); break;
+          case 1: c->beta1 = PICK(kBadFraction); break;
+          case 2: c->beta2 = PICK(kBadFraction); break;
+          case 3: c->eps = PICK(kBadEps); break;
+          default: c->step = PICK(kBadStep); break;
+        }
+      } else {
+        return 0;
+      }
+      e->status = LLTM_ERR_INVALID_ARGUMENT;
+      return 1;
+    }
+    case M_OVERLAP: {
+      /* An output moved into another checked argument's span. */
+      const int o = random_checked_arg(c);
+      const int t = random_checked_arg(c);
+      if (!c->a[o].output || o == t) return 0;
+      const int64_t span = last_offset(&c->a[t].d) + 1;
+      /* copy and axpy accept the very same view; start past it. */
+      const int64_t first = (fn == F_COPY || fn == F_AXPY) ? 1 : 0;
+      if (span <= first) return 0;
+      const int64_t k = first + (int64_t)below((uint64_t)(span - first));
+      c->a[o].d.data = (unsigned char*)c->a[t].d.data + k * element_size(c->dtype);
+      e->status = LLTM_ERR_INVALID_ARGUMENT;
+      e->names[0] = c->a[o].name;
+      /* Only the moved output is sure to be named: its new span may reach a third argument first. */
+      return 1;
+    }
+    case M_ALIASED_INPUTS: {
+      /* Two inputs of one shape in the same memory: allowed. */
+      if (!is_lltm(fn)) return 0;
+      const int first = fn == F_FORWARD ? 3 : (int)below(6), second = fn == F_FORWARD ? 4 : (int)below(6);
+      if (first == second) return 0;
+      c->a[second].d = c->a[first].d;
+      c->a[second].original = c->a[second].d;
+      return 1;
+    }
+    default:
+      return 0;
+  }
+}
+
+/* ---- checks ---- */
+
+static long failures;
+static uint64_t case_seed;
+
+static void report(const Call* c, Mutation m, const char* what) {
+  fprintf(stderr, "abi_fuzz: case seed %llu: %s, %s (dtype %d): %s\n", (unsigned long long)case_seed,
+          kFnNames[c->fn], kMutationNames[m], c->dtype, what);
+  if (++failures >= 20) exit(1);
+}
+
+static int names_entry_point(const char* message, const char* fn) {
+  const size_t n = strlen(fn);
+  return strncmp(message, fn, n) == 0 && (message[n] == ':' || message[n] == ' ');
+}
+
+static void check_status(const Call* c, Mutation m, const Expectation* e, int32_t status) {
+  const char* message = lltm_last_error();
+  char what[512];
+  if (status != e->status) {
+    snprintf(what, sizeof what, "status %d, expected %d; message: %s", status, e->status, message);
+    report(c, m, what);
+    return;
+  }
+  if (status == LLTM_OK) return;
+  if (!names_entry_point(message, kFnNames[c->fn])) {
+    snprintf(what, sizeof what, "the message does not start with the entry point's name: %s", message);
+    report(c, m, what);
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (e->names[i] == NULL) continue;
+    char quoted[64];
+    snprintf(quoted, sizeof quoted, "'%s'", e->names[i]);
+    if (strstr(message, quoted) == NULL) {
+      snprintf(what, sizeof what, "the message does not name %s: %s", quoted, message);
+      report(c, m, what);
+    }
+  }
+}
+
+/* Marks the elements of a view, as offsets from the block's start. */
+static void mark_view(const lltm_tensor* t, unsigned char* mask) {
+  int64_t sizes[LLTM_MAX_DIMS] = {1, 1, 1, 1}, strides[LLTM_MAX_DIMS] = {0, 0, 0, 0};
+  const int64_t pad = LLTM_MAX_DIMS - t->ndim;
+  for (int64_t d = 0; d < t->ndim; ++d) {
+    sizes[pad + d] = t->sizes[d];
+    strides[pad + d] = t->strides[d];
+  }
+  for (int64_t a = 0; a < sizes[0]; ++a)
+    for (int64_t b = 0; b < sizes[1]; ++b)
+      for (int64_t i = 0; i < sizes[2]; ++i)
+        for (int64_t j = 0; j < sizes[3]; ++j)
+          mask[GUARD + a * strides[0] + b * strides[1] + i * strides[2] + j * strides[3]] = 1;
+}
+
+/* After a failure nothing changed; after a success only the outputs' own elements did. */
+static void check_memory(const Call* c, Mutation m, int32_t status) {
+  const int32_t dtype = c->fill_dtype;
+  const int64_t es = element_size(dtype);
+  for (int i = 0; i < c->n; ++i) {
+    const Arg* a = &c->a[i];
+    unsigned char* mask = calloc((size_t)a->block_elems, 1);
+    if (status == LLTM_OK && a->output && checked(c, i)) mark_view(&a->original, mask);
+    for (int64_t k = 0; k < a->block_elems; ++k) {
+      if (mask[k] || holds(a->block + k * es, dtype, a->output ? kOutputFill : kInputFill)) continue;
+      char what[256];
+      snprintf(what, sizeof what, "'%s' changed at element %lld of its block (status %d)", a->name,
+               (long long)(k - GUARD), status);
+      report(c, m, what);
+      break;
+    }
+    free(mask);
+  }
+}
+
+/* ---- the untyped entry points ---- */
+
+static void fuzz_alloc(uint64_t* cases) {
+  static const uint64_t kTooMany[] = {UINT64_MAX, UINT64_MAX - 62, UINT64_MAX - 63, (UINT64_C(1) << 63) + 1,
+                                      (UINT64_C(1) << 63) + 4096};
+  static const uint64_t kMore[] = {UINT64_C(1) << 63, UINT64_C(1) << 62, UINT64_C(1) << 60};
+  const Call c = {.fn = F_ALLOC};
+  void* out = (void*)(uintptr_t)0x1234;
+  uint64_t bytes = 1 + below(4096);
+  int32_t kind = LLTM_CPU, index = 0, expected = LLTM_OK, null_out = 0;
+  Mutation m = M_NONE;
+  switch (below(7)) {
+    case 0: bytes = 0; expected = LLTM_ERR_INVALID_SHAPE; m = M_SIZE; break;
+    case 1: bytes = PICK(kTooMany); expected = LLTM_ERR_INVALID_SHAPE; m = M_SIZE; break;
+    case 2: bytes = PICK(kMore); expected = LLTM_ERR_OUT_OF_MEMORY; m = M_SIZE; break;
+    case 3: null_out = 1; expected = LLTM_ERR_NULL_POINTER; m = M_NULL_DATA; break;
+    case 4: kind = below(2) ? 2 : -1; expected = LLTM_ERR_INVALID_DEVICE; m = M_KIND; break;
+    case 5: index = 1; expected = LLTM_ERR_INVALID_DEVICE; m = M_INDEX; break;
+    default: break;
+  }
+  const int32_t status = lltm_alloc(bytes, kind, index, null_out ? NULL : &out);
+  const Expectation e = {expected, {NULL, NULL}};
+  check_status(&c, m, &e, status);
+  if (status == LLTM_OK) {
+    if (out == NULL || (uintptr_t)out % 64 != 0) report(&c, m, "a successful allocation is NULL or not 64-byte aligned");
+    if (out != NULL) {
+      memset(out, 0xAB, (size_t)bytes); /* the sanitizer checks the block is that large */
+      const int32_t freed = lltm_free(out, LLTM_CPU, 0);
+      if (freed != LLTM_OK) report(&c, m, "lltm_free of a fresh block failed");
+    }
+  } else if (!null_out && out != NULL) {
+    report(&c, m, "*out is not NULL after a failure");
+  }
+  ++*cases;
+}
+
+static void fuzz_free(uint64_t* cases) {
+  const Call c = {.fn = F_FREE};
+  int dummy;
+  void* data = below(4) ? &dummy : NULL;
+  int32_t kind = LLTM_CPU, index = 0;
+  Mutation m = below(2) ? M_KIND : M_INDEX;
+  if (m == M_KIND)
+    kind = below(2) ? 7 : -3;
+  else
+    index = 2;
+  /* NULL is always accepted (like free), whatever the device. */
+  const Expectation e = {data == NULL ? LLTM_OK : LLTM_ERR_INVALID_DEVICE, {NULL, NULL}};
+  check_status(&c, data == NULL ? M_NONE : m, &e, lltm_free(data, kind, index));
+  ++*cases;
+}
+
+static void fuzz_transfer(uint64_t* cases, Fn fn) {
+  const Call c = {.fn = fn};
+  unsigned char from[64], to[64];
+  for (int i = 0; i < 64; ++i) {
+    from[i] = (unsigned char)i;
+    to[i] = 0xEE;
+  }
+  void* dst = to;
+  const void* src = from;
+  uint64_t bytes = below(65);
+  int32_t kind = LLTM_CPU, index = 0, expected = LLTM_OK;
+  Mutation m = M_NONE;
+  switch (below(7)) {
+    case 0: dst = NULL; expected = LLTM_ERR_NULL_POINTER; m = M_NULL_DATA; break;
+    case 1: src = NULL; expected = LLTM_ERR_NULL_POINTER; m = M_NULL_DATA; break;
+    case 2: bytes = (UINT64_C(1) << 63) + below(1000) + 1; expected = LLTM_ERR_INVALID_SHAPE; m = M_SIZE; break;
+    case 3: src = (const void*)(UINTPTR_MAX - below(32)); bytes = 64; expected = LLTM_ERR_INVALID_SHAPE; m = M_ADDRESS_WRAP; break;
+    case 4: kind = 5; expected = LLTM_ERR_INVALID_DEVICE; m = M_KIND; break;
+    case 5:
+      if (has_cuda) break;
+      kind = LLTM_CUDA; expected = LLTM_ERR_BACKEND_UNAVAILABLE; m = M_NO_CUDA; break;
+    default: break;
+  }
+  const int32_t status = fn == F_READ ? lltm_read(dst, src, bytes, kind, index) : lltm_write(dst, src, bytes, kind, index);
+  const Expectation e = {expected, {NULL, NULL}};
+  check_status(&c, m, &e, status);
+  const uint64_t copied = status == LLTM_OK ? bytes : 0;
+  for (uint64_t i = 0; i < 64; ++i)
+    if (to[i] != (i < copied ? from[i] : 0xEE)) {
+      report(&c, m, "the destination holds other bytes than the call was to write");
+      break;
+    }
+  ++*cases;
+}
+
+static void fuzz_synchronize(uint64_t* cases) {
+  const Call c = {.fn = F_SYNCHRONIZE};
+  int32_t kind = LLTM_CPU, index = 0, expected = LLTM_OK;
+  Mutation m = M_NONE;
+  switch (below(4)) {
+    case 0: kind = -1; expected = LLTM_ERR_INVALID_DEVICE; m = M_KIND; break;
+    case 1: index = 3; expected = LLTM_ERR_INVALID_DEVICE; m = M_INDEX; break;
+    case 2:
+      if (has_cuda) break;
+      kind = LLTM_CUDA; expected = LLTM_ERR_BACKEND_UNAVAILABLE; m = M_NO_CUDA; break;
+    default: break;
+  }
+  const Expectation e = {expected, {NULL, NULL}};
+  check_status(&c, m, &e, lltm_synchronize(kind, index));
+  ++*cases;
+}
+
+static void fuzz_abi_constant(uint64_t* cases) {
+  const Call c = {.fn = F_ABI_CONSTANT};
+  int64_t value = -7;
+  const char* name = "LLTM_MAX_DIMS";
+  int null_value = 0;
+  int32_t expected = LLTM_OK;
+  Mutation m = M_NONE;
+  switch (below(4)) {
+    case 0: name = NULL; expected = LLTM_ERR_NULL_POINTER; m = M_NULL_DATA; break;
+    case 1: null_value = 1; expected = LLTM_ERR_NULL_POINTER; m = M_NULL_DESCRIPTOR; break;
+    case 2: name = below(2) ? "LLTM_NO_SUCH_THING" : ""; expected = LLTM_ERR_INVALID_ARGUMENT; m = M_SCALAR; break;
+    default: break;
+  }
+  const Expectation e = {expected, {NULL, NULL}};
+  check_status(&c, m, &e, lltm_abi_constant(name, null_value ? NULL : &value));
+  if (expected == LLTM_OK && value != LLTM_MAX_DIMS) report(&c, m, "LLTM_MAX_DIMS read back wrong");
+  if (expected != LLTM_OK && value != -7) report(&c, m, "the value was written on a failure");
+  ++*cases;
+}
+
+/* ---- main ---- */
+
+int main(int argc, char** argv) {
+  const uint64_t total = argc > 1 ? strtoull(argv[1], NULL, 10) : 20000;
+  const uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 10) : 20261122;
+  if (lltm_abi_version() != LLTM_ABI_VERSION) {
+    fprintf(stderr, "abi_fuzz: the library has ABI version %u, this test %d\n", lltm_abi_version(), LLTM_ABI_VERSION);
+    return 1;
+  }
+  has_cuda = (lltm_backends() & LLTM_BACKEND_CUDA) != 0 || lltm_cuda_device_count() > 0;
+  uint64_t per_mutation[M_COUNT] = {0}, per_fn[F_COUNT] = {0};
+  uint64_t cases = 0;
+  for (uint64_t n = 0; cases < total; ++n) {
+    case_seed = seed * 1000003u + n;
+    rng = case_seed;
+    const Fn fn = (Fn)below(F_COUNT);
+    const uint64_t before = cases;
+    switch (fn) {
+      case F_ALLOC: fuzz_alloc(&cases); break;
+      case F_FREE: fuzz_free(&cases); break;
+      case F_READ:
+      case F_WRITE: fuzz_transfer(&cases, fn); break;
+      case F_SYNCHRONIZE: fuzz_synchronize(&cases); break;
+      case F_ABI_CONSTANT: fuzz_abi_constant(&cases); break;
+      default: {
+        Call c;
+        build(&c, fn);
+        Expectation e;
+        /* One valid case in eight; the rest spoil one argument. */
+        const Mutation m = below(8) == 0 ? M_NONE : (Mutation)(1 + below(M_COUNT - 1));
+        if (!mutate(&c, m, &e)) {
+          free_call(&c);
+          continue;
+        }
+        const int32_t status = invoke(&c);
+        check_status(&c, m, &e, status);
+        check_memory(&c, m, status);
+        free_call(&c);
+        ++per_mutation[m];
+        ++cases;
+      }
+    }
+    per_fn[fn] += cases - before;
+  }
+  printf("abi_fuzz: %llu cases (seed %llu), %ld failures\n", (unsigned long long)cases, (unsigned long long)seed,
+         failures);
+  for (int f = 0; f < F_COUNT; ++f) printf("  %-18s %llu\n", kFnNames[f], (unsigned long long)per_fn[f]);
+  for (int m = 0; m < M_COUNT; ++m) printf("  %-20s %llu\n", kMutationNames[m], (unsigned long long)per_mutation[m]);
+  return failures == 0 ? 0 : 1;
+}
