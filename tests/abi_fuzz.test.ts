@@ -425,3 +425,17 @@ test(`every typed C entry point refuses ${RUNS} spoiled descriptors with its sta
   // Each kind of spoiled argument was tried, and accepted calls ran too.
   for (const m of mutations) if (m !== "no CUDA" || !hasCuda) assert((seen.get(m) ?? 0) > RUNS / 200, `only ${seen.get(m) ?? 0} cases of '${m}'`);
 });
+
+test("a span whose size x stride passes 2^48 elements is refused before anything is written (lltm_fill of [2^48] stride 2^16)", () => {
+  const { slots } = arena();
+  const call = build("lltm_fill", h.LLTM_FLOAT32, { B: 1, F: 1, S: 1, dims: [4], layouts: [0], momentum: false, accumulate: false, withBuffer: false });
+  const dst = call.args[0]!;
+  dst.sizes[0] = 2n ** 48n;
+  dst.strides[0] = 2n ** 16n;
+  prepare(call);
+  const lib = native();
+  const status = lib.lltm_fill(slots, 1, h.LLTM_FLOAT32, h.LLTM_CPU, 0);
+  assert(status === Status.INVALID_SHAPE, `status ${status}: ${lib.lltm_last_error()}`);
+  assert(/^lltm_fill: 'dst' spans more than 2\^48 elements/.test(lib.lltm_last_error()), lib.lltm_last_error());
+  assert(check(call, { status: Status.INVALID_SHAPE, names: ["dst"] }, status).length === 0, "nothing written");
+});

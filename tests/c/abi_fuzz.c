@@ -7,10 +7,10 @@
  * some left valid. Each case checks the status csrc/lltm.h documents, that
  * the message starts with the name of the entry point called, and that no
  * byte of any argument's memory changed (on success: no byte outside the
- * outputs' elements). Built with -DLLTM_BUILD_TESTS=ON; CI runs it under
+ * outputs' elements). Built with -DLLTM_C_TESTS=ON; CI runs it under
  * AddressSanitizer and UndefinedBehaviorSanitizer.
  *
- * usage: lltm_abi_fuzz [cases = 20000] [seed = 20261122]
+ * usage: abi_fuzz [cases = 20000] [seed = 20261122]
  */
 #include <math.h>
 #include <stdint.h>
@@ -687,6 +687,27 @@ static void fuzz_abi_constant(uint64_t* cases) {
   ++*cases;
 }
 
+/* float32 activations of NaN (exp's bit tricks once shifted a signed value
+ * out of range on NaN, which UndefinedBehaviorSanitizer traps): NaN out. */
+static void nan_forward(void) {
+  enum { B = 2, F = 3, S = 5 };
+  static float input[B * F], weights[3 * S * (S + F)], bias[3 * S], h[B * S], cell[B * S];
+  static float out[5][B * S], X[B * (S + F)], gates[B * 3 * S];
+  for (int i = 0; i < B * F; ++i) input[i] = NAN;
+  const lltm_tensor ti = {input, 2, {B, F}, {F, 1}}, tw = {weights, 2, {3 * S, S + F}, {S + F, 1}},
+                    tb = {bias, 1, {3 * S}, {1}}, th = {h, 2, {B, S}, {S, 1}}, tc = {cell, 2, {B, S}, {S, 1}},
+                    tx = {X, 2, {B, S + F}, {S + F, 1}}, tg = {gates, 2, {B, 3 * S}, {3 * S, 1}};
+  lltm_tensor to[5];
+  for (int i = 0; i < 5; ++i) to[i] = (lltm_tensor){out[i], 2, {B, S}, {S, 1}};
+  const int32_t status = lltm_forward(&ti, &tw, &tb, &th, &tc, &to[0], &to[1], &to[2], &to[3], &to[4], &tx, &tg,
+                                      LLTM_FLOAT32, LLTM_CPU, 0);
+  if (status != LLTM_OK || !isnan(out[0][0])) {
+    fprintf(stderr, "abi_fuzz: forward of NaN input: status %d (%s), new_h[0] = %g\n", status, lltm_last_error(),
+            out[0][0]);
+    ++failures;
+  }
+}
+
 /* ---- main ---- */
 
 int main(int argc, char** argv) {
@@ -697,6 +718,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   has_cuda = (lltm_backends() & LLTM_BACKEND_CUDA) != 0 || lltm_cuda_device_count() > 0;
+  nan_forward();
   uint64_t per_mutation[M_COUNT] = {0}, per_fn[F_COUNT] = {0};
   uint64_t cases = 0;
   for (uint64_t n = 0; cases < total; ++n) {
