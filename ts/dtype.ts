@@ -3,7 +3,10 @@ import { LLTMError } from "./errors.ts";
 
 export type DType = "float32" | "float64";
 
-export const itemSize: Record<DType, number> = { float32: 4, float64: 8 };
+/** Bytes per element (a comparison, not a lookup: this runs on every native call). */
+export function itemSize(dtype: DType): number {
+  return dtype === "float64" ? 8 : 4;
+}
 
 export function isDType(value: unknown): value is DType {
   return value === "float32" || value === "float64";

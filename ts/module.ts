@@ -70,11 +70,11 @@ export class LLTM implements Disposable {
     const device = Device.of(options.device ?? "cpu");
     const weightsShape = [3 * stateSize, stateSize + inputFeatures];
     const elements = weightsShape[0]! * weightsShape[1]!;
-    if (elements * itemSize[dtype] > Number.MAX_SAFE_INTEGER) {
+    if (elements * itemSize(dtype) > Number.MAX_SAFE_INTEGER) {
       throw new LLTMError(
         "INVALID_ARGUMENT",
         `LLTM: weights of shape [${weightsShape.join(", ")}] (3S, S+F) for inputFeatures ${inputFeatures} and stateSize ` +
-          `${stateSize} would take ${elements * itemSize[dtype]} bytes, more than a tensor can have`,
+          `${stateSize} would take ${elements * itemSize(dtype)} bytes, more than a tensor can have`,
       );
     }
     const rng = new Random(options.seed ?? 0);

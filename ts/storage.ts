@@ -9,10 +9,11 @@ import { alloc, free } from "./native/index.ts";
 interface Held {
   address: number;
   device: Device;
+  bytes: number;
 }
 
 const registry = new FinalizationRegistry<Held>((held) => {
-  free(held.address, held.device);
+  free(held.address, held.device, held.bytes);
 });
 
 export class Storage {
@@ -26,7 +27,7 @@ export class Storage {
     this.bytes = bytes;
     this.device = device;
     this.refs = refs;
-    registry.register(this, { address, device }, this);
+    registry.register(this, { address, device, bytes }, this);
   }
 
   /** Allocates `bytes` bytes on `device`, owned by `refs` tensors. */
@@ -42,7 +43,7 @@ export class Storage {
     if (this.refs === 0) return;
     if (--this.refs === 0) {
       registry.unregister(this);
-      free(this.address, this.device);
+      free(this.address, this.device, this.bytes);
     }
   }
 }

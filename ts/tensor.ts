@@ -139,7 +139,7 @@ export class Tensor implements native.NativeTensor {
   private static generate(shape: readonly number[], options: TensorOptions, next: () => number): Tensor {
     const dtype = checkDType(options.dtype ?? "float32");
     const dims = checkShape(shape, "shape");
-    const values = typedArray(dtype, byteCount(dims, dtype) / itemSize[dtype]);
+    const values = typedArray(dtype, byteCount(dims, dtype) / itemSize(dtype));
     for (let i = 0; i < values.length; i++) values[i] = next();
     return Tensor.fromTypedArray(values, dims, { device: options.device });
   }
@@ -165,7 +165,7 @@ export class Tensor implements native.NativeTensor {
   /** Address of the first element; throws once the tensor is disposed. */
   get dataAddress(): number {
     if (this.isDisposed) throw disposedError("this tensor");
-    return this.storage.address + this.offset * itemSize[this.dtype];
+    return this.storage.address + this.offset * itemSize(this.dtype);
   }
 
   isContiguous(): boolean {
@@ -396,7 +396,7 @@ export class Tensor implements native.NativeTensor {
 
   /** Whether the two may touch the same bytes (conservative for interleaved views of one block). */
   static sharesMemory(a: Tensor, b: Tensor): boolean {
-    return a.storage === b.storage && native.overlaps(a, b, itemSize[a.dtype]);
+    return a.storage === b.storage && native.overlaps(a, b, itemSize(a.dtype));
   }
 
   private view(shape: readonly number[], strides: readonly number[], offset: number): Tensor {
@@ -414,33 +414,44 @@ export class Tensor implements native.NativeTensor {
 }
 
 /**
- * Contiguous tensors of `shapes` in one new block of memory, each 64-byte
- * aligned: the outputs of an op, made with one allocation. Tensors of the
- * same shape array share it and their strides (views never change them).
+ * Contiguous tensors of given shapes in one block of memory, each 64-byte
+ * aligned: the outputs of an op, made with one allocation. The layout is
+ * computed once; the tensors of every block share its shape and stride
+ * arrays (views never change them), so the native layer sees the same
+ * arrays again and rewrites only the data address of a descriptor.
  */
-export function allocateGroup(shapes: readonly (readonly number[])[], dtype: DType, device: Device): Tensor[] {
-  const size = itemSize[dtype];
-  const align = 64 / size;
-  const n = shapes.length;
-  const offsets = new Array<number>(n);
-  let total = 0;
-  for (let i = 0; i < n; i++) {
-    offsets[i] = total;
-    total += Math.ceil(numelOf(shapes[i]!) / align) * align;
-  }
-  if (total * size > Number.MAX_SAFE_INTEGER) throw tooLarge("outputs", total, dtype);
-  const storage = Storage.allocate(total * size, device, n);
-  const out = new Array<Tensor>(n);
-  let lastShape: readonly number[] | undefined, lastStrides: readonly number[] = [];
-  for (let i = 0; i < n; i++) {
-    const shape = shapes[i]!;
-    if (shape !== lastShape) {
-      lastShape = shape;
-      lastStrides = contiguousStrides(shape);
+export class GroupLayout {
+  readonly dtype: DType;
+  private readonly shapes: readonly (readonly number[])[];
+  private readonly strides: readonly (readonly number[])[];
+  private readonly offsets: readonly number[];
+  private readonly bytes: number;
+
+  constructor(shapes: readonly (readonly number[])[], dtype: DType) {
+    const size = itemSize(dtype);
+    const align = 64 / size;
+    const offsets: number[] = [];
+    let total = 0;
+    for (const shape of shapes) {
+      offsets.push(total);
+      total += Math.ceil(numelOf(shape) / align) * align;
     }
-    out[i] = new Tensor(storage, dtype, shape, lastStrides, offsets[i]);
+    if (total * size > Number.MAX_SAFE_INTEGER) throw tooLarge("outputs", total, dtype);
+    this.dtype = dtype;
+    this.shapes = shapes.map((s) => [...s]);
+    this.strides = this.shapes.map(contiguousStrides);
+    this.offsets = offsets;
+    this.bytes = total * size;
   }
-  return out;
+
+  /** A new block on `device` and its tensors, in the order of the shapes. */
+  allocate(device: Device): Tensor[] {
+    const n = this.offsets.length;
+    const storage = Storage.allocate(this.bytes, device, n);
+    const out = new Array<Tensor>(n);
+    for (let i = 0; i < n; i++) out[i] = new Tensor(storage, this.dtype, this.shapes[i]!, this.strides[i]!, this.offsets[i]);
+    return out;
+  }
 }
 
 export const sharesMemory = Tensor.sharesMemory;
@@ -474,14 +485,14 @@ function numelOf(shape: readonly number[]): number {
 /** The bytes of a contiguous tensor of `shape`, refused by name when they are beyond what can be allocated. */
 function byteCount(shape: readonly number[], dtype: DType): number {
   const n = numelOf(shape);
-  if (n * itemSize[dtype] > Number.MAX_SAFE_INTEGER) throw tooLarge(`shape [${shape.join(", ")}]`, n, dtype);
-  return n * itemSize[dtype];
+  if (n * itemSize(dtype) > Number.MAX_SAFE_INTEGER) throw tooLarge(`shape [${shape.join(", ")}]`, n, dtype);
+  return n * itemSize(dtype);
 }
 
 function tooLarge(what: string, elements: number, dtype: DType): LLTMError {
   return new LLTMError(
     "INVALID_ARGUMENT",
-    `${what} holds ${elements} ${dtype} elements: ${elements * itemSize[dtype]} bytes, more than the ` +
+    `${what} holds ${elements} ${dtype} elements: ${elements * itemSize(dtype)} bytes, more than the ` +
       `${Number.MAX_SAFE_INTEGER} bytes a tensor can have`,
   );
 }

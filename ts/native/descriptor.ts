@@ -45,6 +45,9 @@ export class DescriptorBlock implements Disposable {
   private readonly words: Int32Array;
   /** The id each slot describes (0: none). */
   private readonly ids: Float64Array;
+  /** The shape and stride arrays each slot's sizes and strides were written from. */
+  private readonly shapes: (readonly number[] | undefined)[];
+  private readonly strides: (readonly number[] | undefined)[];
 
   constructor(count: number) {
     this.count = count;
@@ -55,6 +58,8 @@ export class DescriptorBlock implements Disposable {
     this.base = out[0]! + out[1]! * TWO_32;
     this.words = new Int32Array(lib.view(this.base, count * TENSOR_BYTES));
     this.ids = new Float64Array(count);
+    this.shapes = new Array(count).fill(undefined);
+    this.strides = new Array(count).fill(undefined);
   }
 
   /** Writes `t` into slot `slot` (unless it already holds it) and returns the slot's address. */
@@ -69,7 +74,12 @@ export class DescriptorBlock implements Disposable {
     const data = t.dataAddress;
     w[o] = data >>> 0;
     w[o + 1] = (data / TWO_32) >>> 0;
+    this.ids[slot] = t.id;
     const shape = t.shape, strides = t.strides, n = shape.length;
+    // Arrays of a view never change, so the same arrays mean the same sizes and strides.
+    if (this.shapes[slot] === shape && this.strides[slot] === strides) return address;
+    this.shapes[slot] = shape;
+    this.strides[slot] = strides;
     w[o + NDIM_WORD] = n;
     w[o + NDIM_WORD + 1] = 0;
     // Only the first ndim sizes and strides are read (csrc/lltm.h); an ndim above
@@ -79,11 +89,10 @@ export class DescriptorBlock implements Disposable {
       const i = o + SIZES_WORD + 2 * d, j = o + STRIDES_WORD + 2 * d;
       // Two's complement words, so that a bad (negative) value reaches the native checks intact.
       w[i] = size >>> 0;
-      w[i + 1] = Math.floor(size / TWO_32);
+      w[i + 1] = highWord(size);
       w[j] = stride >>> 0;
-      w[j + 1] = Math.floor(stride / TWO_32);
+      w[j + 1] = highWord(stride);
     }
-    this.ids[slot] = t.id;
     return address;
   }
 
@@ -99,6 +108,11 @@ export class DescriptorBlock implements Disposable {
   [Symbol.dispose](): void {
     this.dispose();
   }
+}
+
+/** The upper 32 bits of an integer's two's complement (a division only where they are not 0). */
+function highWord(value: number): number {
+  return value >= 0 && value < TWO_32 ? 0 : Math.floor(value / TWO_32);
 }
 
 /**

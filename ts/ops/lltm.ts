@@ -8,7 +8,7 @@
 import type { Device } from "../device.ts";
 import { LLTMError } from "../errors.ts";
 import * as native from "../native/index.ts";
-import { allocateGroup, disposedError, sharesMemory, Tensor } from "../tensor.ts";
+import { disposedError, GroupLayout, sharesMemory, Tensor } from "../tensor.ts";
 
 export interface LLTMForwardResult extends Disposable {
   newH: Tensor;
@@ -43,9 +43,7 @@ const ACCUMULATE_ARGS = [...BACKWARD_ARGS, "dWeights", "dBias"];
  * device; `names[i]` names `tensors[i]` in messages. (Two parallel arrays,
  * not pairs: this runs on every call.)
  */
-function checkCommon(
-  fn: string, names: readonly string[], tensors: readonly Tensor[],
-): { dtype: Tensor["dtype"]; device: Device } {
+function checkCommon(fn: string, names: readonly string[], tensors: readonly Tensor[]): void {
   for (let i = 0; i < tensors.length; i++) {
     const t = tensors[i];
     if (!(t instanceof Tensor)) throw new LLTMError("INVALID_ARGUMENT", `${fn}: '${names[i]}' must be a Tensor`);
@@ -64,47 +62,157 @@ function checkCommon(
       );
     }
   }
-  return { dtype: first.dtype, device: first.device };
 }
 
-/** Runs a native call that writes `out`, freeing them if it fails. */
-function settle(call: () => void, out: readonly Tensor[]): () => void {
-  const dispose = () => {
-    for (const t of out) t.dispose();
-  };
+function disposeAll(tensors: readonly Tensor[]): void {
+  for (let i = 0; i < tensors.length; i++) tensors[i]!.dispose();
+}
+
+/** Runs native call `call` of `args` into `out`, freeing `out` if it fails. */
+function run<A>(call: (args: A, out: readonly Tensor[]) => void, args: A, out: readonly Tensor[]): void {
   try {
-    call();
+    call(args, out);
   } catch (e) {
-    dispose();
+    disposeAll(out);
     throw e;
   }
-  return dispose;
 }
 
-/*
- * The outputs' sizes are read from the inputs without checking them: where
- * a rank is wrong, a size of 1 stands in, and the library refuses the call
- * (naming the argument) before anything is written.
+class ForwardResult implements LLTMForwardResult {
+  readonly newH: Tensor;
+  readonly newCell: Tensor;
+  readonly inputGate: Tensor;
+  readonly outputGate: Tensor;
+  readonly candidateCell: Tensor;
+  readonly X: Tensor;
+  readonly gateWeights: Tensor;
+  private readonly out: readonly Tensor[];
+
+  constructor(out: readonly Tensor[]) {
+    this.out = out;
+    this.newH = out[0]!;
+    this.newCell = out[1]!;
+    this.inputGate = out[2]!;
+    this.outputGate = out[3]!;
+    this.candidateCell = out[4]!;
+    this.X = out[5]!;
+    this.gateWeights = out[6]!;
+  }
+
+  dispose(): void {
+    disposeAll(this.out);
+  }
+
+  [Symbol.dispose](): void {
+    disposeAll(this.out);
+  }
+}
+
+class BackwardResult implements LLTMBackwardResult {
+  readonly dOldH: Tensor;
+  readonly dInput: Tensor;
+  readonly dWeights: Tensor;
+  readonly dBias: Tensor;
+  readonly dOldCell: Tensor;
+  private readonly out: readonly Tensor[];
+
+  constructor(out: readonly Tensor[]) {
+    this.out = out;
+    this.dOldH = out[0]!;
+    this.dInput = out[1]!;
+    this.dWeights = out[2]!;
+    this.dBias = out[3]!;
+    this.dOldCell = out[4]!;
+  }
+
+  dispose(): void {
+    disposeAll(this.out);
+  }
+
+  [Symbol.dispose](): void {
+    disposeAll(this.out);
+  }
+}
+
+class StateGradients implements LLTMStateGradients {
+  readonly dOldH: Tensor;
+  readonly dInput: Tensor;
+  readonly dOldCell: Tensor;
+  private readonly out: readonly Tensor[];
+
+  constructor(out: readonly Tensor[]) {
+    this.out = out;
+    this.dOldH = out[0]!;
+    this.dInput = out[1]!;
+    this.dOldCell = out[2]!;
+  }
+
+  dispose(): void {
+    disposeAll(this.out);
+  }
+
+  [Symbol.dispose](): void {
+    disposeAll(this.out);
+  }
+}
+
+/**
+ * The outputs of one op, laid out for the sizes and dtype of its last call
+ * (calls repeat them, step after step). The sizes are read from the inputs
+ * without checking them: where a rank is wrong, a size of 1 stands in, and
+ * the library refuses the call (naming the argument) before anything is written.
  */
+class Outputs {
+  private B = 0;
+  private F = 0;
+  private S = 0;
+  private layout: GroupLayout | undefined;
+  private readonly shapes: (B: number, F: number, S: number) => number[][];
+
+  constructor(shapes: (B: number, F: number, S: number) => number[][]) {
+    this.shapes = shapes;
+  }
+
+  allocate(B: number, F: number, S: number, dtype: Tensor["dtype"], device: Device): Tensor[] {
+    let layout = this.layout;
+    if (!layout || B !== this.B || F !== this.F || S !== this.S || dtype !== layout.dtype) {
+      layout = this.layout = new GroupLayout(this.shapes(B, F, S), dtype);
+      this.B = B;
+      this.F = F;
+      this.S = S;
+    }
+    return layout.allocate(device);
+  }
+}
+
+const forwardOutputs = new Outputs((B, F, S) => [[B, S], [B, S], [B, S], [B, S], [B, S], [B, S + F], [B, 3 * S]]);
+const backwardOutputs = new Outputs((B, F, S) => [[B, S], [B, F], [3 * S, S + F], [3 * S], [B, S]]);
+const stateGradientOutputs = new Outputs((B, F, S) => [[B, S], [B, F], [B, S]]);
 
 /** One step of the cell: input [B,F], weights [3S,S+F], bias [3S], oldH and oldCell [B,S]. */
 export function lltmForward(input: Tensor, weights: Tensor, bias: Tensor, oldH: Tensor, oldCell: Tensor): LLTMForwardResult {
   const ins = [input, weights, bias, oldH, oldCell];
-  const { dtype, device } = checkCommon("lltmForward", FORWARD_ARGS, ins);
-  const B = input.shape[0]!, F = input.shape[1] ?? 1, S = oldH.shape[1] ?? 1;
-  const bs = [B, S];
-  const out = allocateGroup([bs, bs, bs, bs, bs, [B, S + F], [B, 3 * S]], dtype, device);
-  const dispose = settle(() => native.forward("lltmForward", ins, out), out);
-  return {
-    newH: out[0]!, newCell: out[1]!, inputGate: out[2]!, outputGate: out[3]!, candidateCell: out[4]!,
-    X: out[5]!, gateWeights: out[6]!, dispose, [Symbol.dispose]: dispose,
-  };
+  checkCommon("lltmForward", FORWARD_ARGS, ins);
+  const out = forwardOutputs.allocate(input.shape[0]!, input.shape[1] ?? 1, oldH.shape[1] ?? 1, input.dtype, input.device);
+  run(forward, ins, out);
+  return new ForwardResult(out);
 }
 
-/** B, F and S of a backward call, from gradH and X. */
-function backwardSizes(gradH: Tensor, X: Tensor): { B: number; F: number; S: number } {
-  const B = gradH.shape[0]!, S = gradH.shape[1] ?? 1;
-  return { B, F: Math.max(1, (X.shape[1] ?? 1) - S), S };
+/** F of a backward call, from X [B, S+F]. */
+function backwardFeatures(X: Tensor, S: number): number {
+  return Math.max(1, (X.shape[1] ?? 1) - S);
+}
+
+function forward(ins: readonly Tensor[], out: readonly Tensor[]): void {
+  native.forward("lltmForward", ins, out);
+}
+
+function backward(ins: readonly Tensor[], out: readonly Tensor[]): void {
+  native.backward("lltmBackward", ins, out, false);
+}
+
+function backwardAccumulate(args: readonly Tensor[], out: readonly Tensor[]): void {
+  native.backward("lltmBackwardAccumulate", args, [out[0]!, out[1]!, args[9]!, args[10]!, out[2]!], true);
 }
 
 /**
@@ -116,15 +224,11 @@ export function lltmBackward(
   candidateCell: Tensor, X: Tensor, gateWeights: Tensor, weights: Tensor,
 ): LLTMBackwardResult {
   const ins = [gradH, gradCell, newCell, inputGate, outputGate, candidateCell, X, gateWeights, weights];
-  const { dtype, device } = checkCommon("lltmBackward", BACKWARD_ARGS, ins);
-  const { B, F, S } = backwardSizes(gradH, X);
-  const bs = [B, S];
-  const out = allocateGroup([bs, [B, F], [3 * S, S + F], [3 * S], bs], dtype, device);
-  const dispose = settle(() => native.backward("lltmBackward", ins, out, false), out);
-  return {
-    dOldH: out[0]!, dInput: out[1]!, dWeights: out[2]!, dBias: out[3]!, dOldCell: out[4]!,
-    dispose, [Symbol.dispose]: dispose,
-  };
+  checkCommon("lltmBackward", BACKWARD_ARGS, ins);
+  const S = gradH.shape[1] ?? 1;
+  const out = backwardOutputs.allocate(gradH.shape[0]!, backwardFeatures(X, S), S, gradH.dtype, gradH.device);
+  run(backward, ins, out);
+  return new BackwardResult(out);
 }
 
 export interface LLTMStateGradients extends Disposable {
@@ -145,7 +249,7 @@ export function lltmBackwardAccumulate(
 ): LLTMStateGradients {
   const fn = "lltmBackwardAccumulate";
   const args = [gradH, gradCell, newCell, inputGate, outputGate, candidateCell, X, gateWeights, weights, dWeights, dBias];
-  const { dtype, device } = checkCommon(fn, ACCUMULATE_ARGS, args);
+  checkCommon(fn, ACCUMULATE_ARGS, args);
   for (let target = args.length - 2; target < args.length; target++) {
     for (let i = 0; i < target; i++) {
       if (sharesMemory(args[target]!, args[i]!)) {
@@ -157,9 +261,8 @@ export function lltmBackwardAccumulate(
       }
     }
   }
-  const { B, F, S } = backwardSizes(gradH, X);
-  const bs = [B, S];
-  const out = allocateGroup([bs, [B, F], bs], dtype, device);
-  const dispose = settle(() => native.backward(fn, args, [out[0]!, out[1]!, dWeights, dBias, out[2]!], true), out);
-  return { dOldH: out[0]!, dInput: out[1]!, dOldCell: out[2]!, dispose, [Symbol.dispose]: dispose };
+  const S = gradH.shape[1] ?? 1;
+  const out = stateGradientOutputs.allocate(gradH.shape[0]!, backwardFeatures(X, S), S, gradH.dtype, gradH.device);
+  run(backwardAccumulate, args, out);
+  return new StateGradients(out);
 }
