@@ -157,6 +157,7 @@ void gemm_tiles(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K,
   const int64_t kc_max = std::min(kKc, K);
   const int64_t nc_max = std::max<int64_t>(NR, int64_t(512 * 1024 / sizeof(T)) / kc_max / NR * NR);
   T* bp = scratch<T>(size_t(kc_max) * size_t(std::min(n1 - n0, nc_max) + NR), 0);
+  T* ap = scratch<T>(size_t(kc_max) * MR, 2);
   alignas(64) T tile[MR * NR];
   const bool direct = op.bjs == 1 && m1 - m0 <= 4 * MR;
   const T* rows[MR];
@@ -175,11 +176,22 @@ void gemm_tiles(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K,
         const int mr = int(std::min<int64_t>(MR, m1 - ic));
         // Rows past the edge repeat the last row; their results are dropped.
         for (int i = 0; i < MR; ++i) rows[i] = op.row(ic + std::min(i, mr - 1)) + pc * op.aps;
+        // A strided along p (d_weights' dG^T) would take a new cache line
+        // and page per step of the micro-kernel, for every panel of B: it is
+        // packed once per row block into MR-interleaved rows instead (A(i, p)
+        // at ap[p * MR + i]), which the micro-kernel reads with aps = MR.
+        int64_t aps = op.aps;
+        if (op.aps != 1 && nc > NR) {
+          for (int64_t p = 0; p < kc; ++p)
+            for (int i = 0; i < MR; ++i) ap[p * MR + i] = rows[i][p * op.aps];
+          for (int i = 0; i < MR; ++i) rows[i] = ap + i;
+          aps = MR;
+        }
         for (int64_t jr = 0; jr < nc; jr += NR) {
           if (jr < packed_from)
-            micro_kernel<T, MR, NV, false>(kc, rows, op.aps, b_block + jr, op.bps, tile);
+            micro_kernel<T, MR, NV, false>(kc, rows, aps, b_block + jr, op.bps, tile);
           else
-            micro_kernel<T, MR, NV, true>(kc, rows, op.aps, bp + (jr / NR) * kc * NR, NR, tile);
+            micro_kernel<T, MR, NV, true>(kc, rows, aps, bp + (jr / NR) * kc * NR, NR, tile);
           const int64_t nr = std::min<int64_t>(NR, nc - jr);
           store(ic, mr, jc + jr, nr, static_cast<const T*>(tile), int64_t(NR), pc == 0);
         }
