@@ -372,6 +372,7 @@ Path choose_path(int64_t B, int64_t S, int64_t K, bool fits_int32) {
   return fits_int32 ? Path::kFused32 : Path::kFused64;
 }
 
+#if !LLTM_HAVE_CUBLAS
 // The cuBLAS path in a build without cuBLAS: only LLTM_CUDA_KERNELS=cublas
 // (or a chooser bug) gets here, and it must not return as if it had run.
 [[noreturn]] void no_cublas(const char* fn) {
@@ -379,6 +380,7 @@ Path choose_path(int64_t B, int64_t S, int64_t K, bool fits_int32) {
                                          ": the cuBLAS path was asked for (LLTM_CUDA_KERNELS=cublas), but this build "
                                          "of liblltm_cuda has no cuBLAS; unset LLTM_CUDA_KERNELS or rebuild with cuBLAS");
 }
+#endif
 
 #if LLTM_HAVE_CUBLAS
 // ---- cuBLAS helpers (column-major) ----
