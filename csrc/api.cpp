@@ -313,6 +313,74 @@ LLTM_API int32_t lltm_synchronize(int32_t device_kind, int32_t device_index) {
   });
 }
 
+LLTM_API int32_t lltm_sequence_reserve_bytes(int64_t steps, int64_t batch, int64_t input_features,
+                                             int64_t state_size, int32_t dtype, int32_t device_kind,
+                                             int32_t device_index, uint64_t* bytes) {
+  if (bytes != nullptr) *bytes = 0;
+  const char* fn = "lltm_sequence_reserve_bytes";
+  return entry(fn, [&] {
+    if (bytes == nullptr) fail(LLTM_ERR_NULL_POINTER, std::string(fn) + ": 'bytes' is a null pointer");
+    check_dtype(dtype, fn);
+    const std::pair<int64_t, const char*> sizes[] = {
+        {steps, "steps"}, {batch, "batch"}, {input_features, "input_features"}, {state_size, "state_size"}};
+    for (auto& [value, name] : sizes)
+      if (value < 1)
+        fail(LLTM_ERR_INVALID_ARGUMENT,
+             std::string(fn) + ": '" + name + "' must be at least 1, got " + std::to_string(value));
+    device_for(device_kind, device_index, fn);
+    *bytes = sequence_reserve_bytes({steps, batch, input_features, state_size}, dtype, fn);
+  });
+}
+
+LLTM_API int32_t lltm_sequence_forward(const lltm_tensor* inputs, const lltm_tensor* weights, const lltm_tensor* bias,
+                                       const lltm_tensor* h0, const lltm_tensor* c0, const lltm_tensor* outputs,
+                                       const lltm_tensor* last_h, const lltm_tensor* last_cell, void* reserve,
+                                       uint64_t reserve_bytes, uint32_t flags, int32_t dtype, int32_t device_kind,
+                                       int32_t device_index) {
+  const char* fn = "lltm_sequence_forward";
+  const bool training = (flags & LLTM_SEQUENCE_TRAINING) != 0;
+  SequenceForwardArgs args{inputs, weights, bias, h0, c0, outputs, last_h, last_cell, training ? reserve : nullptr, {}};
+  return dispatch(
+      fn, dtype, device_kind, device_index,
+      [&] {
+        if ((flags & ~LLTM_SEQUENCE_TRAINING) != 0)
+          fail(LLTM_ERR_INVALID_ARGUMENT, std::string(fn) + ": unknown bits in flags " + std::to_string(flags));
+        args.n = validate(args, reserve_bytes, training, dtype);
+      },
+      [&] { cpu::lltm_sequence_forward(args, dtype); },
+      [&](const DeviceBackend& b) {
+        if (b.sequence_forward == nullptr)
+          fail(LLTM_ERR_BACKEND_UNAVAILABLE, std::string(fn) + ": this CUDA backend has no sequence engine");
+        return b.sequence_forward(&args, dtype, device_index);
+      });
+}
+
+LLTM_API int32_t lltm_sequence_backward(const lltm_tensor* grad_outputs, const lltm_tensor* grad_last_h,
+                                        const lltm_tensor* grad_last_cell, const void* reserve,
+                                        uint64_t reserve_bytes, const lltm_tensor* inputs,
+                                        const lltm_tensor* weights, const lltm_tensor* h0,
+                                        const lltm_tensor* d_inputs, const lltm_tensor* d_weights,
+                                        const lltm_tensor* d_bias, const lltm_tensor* d_h0,
+                                        const lltm_tensor* d_c0, uint32_t flags, int32_t dtype,
+                                        int32_t device_kind, int32_t device_index) {
+  const char* fn = "lltm_sequence_backward";
+  SequenceBackwardArgs args{grad_outputs, grad_last_h, grad_last_cell, reserve, inputs, weights, h0, d_inputs,
+                            d_weights,    d_bias,      d_h0,           d_c0,    {},     (flags & LLTM_ACCUMULATE_PARAM_GRADS) != 0};
+  return dispatch(
+      fn, dtype, device_kind, device_index,
+      [&] {
+        if ((flags & ~LLTM_ACCUMULATE_PARAM_GRADS) != 0)
+          fail(LLTM_ERR_INVALID_ARGUMENT, std::string(fn) + ": unknown bits in flags " + std::to_string(flags));
+        args.n = validate(args, reserve_bytes, dtype);
+      },
+      [&] { cpu::lltm_sequence_backward(args, dtype); },
+      [&](const DeviceBackend& b) {
+        if (b.sequence_backward == nullptr)
+          fail(LLTM_ERR_BACKEND_UNAVAILABLE, std::string(fn) + ": this CUDA backend has no sequence engine");
+        return b.sequence_backward(&args, dtype, device_index);
+      });
+}
+
 LLTM_API const char* lltm_cpu_kernels(void) {
   const char* name = nullptr;
   guard([&] { name = cpu::kernels_name(); });
@@ -359,6 +427,7 @@ constexpr AbiConstant kAbiConstants[] = {
     LLTM_CONSTANT(LLTM_BACKEND_CPU),
     LLTM_CONSTANT(LLTM_BACKEND_CUDA),
     LLTM_CONSTANT(LLTM_ACCUMULATE_PARAM_GRADS),
+    LLTM_CONSTANT(LLTM_SEQUENCE_TRAINING),
     {"sizeof(lltm_tensor)", int64_t(sizeof(lltm_tensor))},
     {"offsetof(lltm_tensor, data)", int64_t(offsetof(lltm_tensor, data))},
     {"offsetof(lltm_tensor, ndim)", int64_t(offsetof(lltm_tensor, ndim))},

@@ -8,12 +8,12 @@
 #include "lltm_args.h"
 
 // The version of this table and of the C++ argument structs it passes
-// (ForwardArgs, BackwardArgs, SgdArgs, AdamArgs): raise it whenever either
+// (ForwardArgs, BackwardArgs, SgdArgs, AdamArgs, the Sequence*Args): raise it whenever either
 // changes, whether or not the public LLTM_ABI_VERSION does. liblltm loads only
 // a backend built with the same value. (The entry point keeps its name
 // `lltm_backend_v1` for every version, so that an old backend reaches the
 // version check instead of a missing symbol.)
-#define LLTM_BACKEND_API_VERSION 2u
+#define LLTM_BACKEND_API_VERSION 3u
 
 namespace lltm {
 
@@ -37,6 +37,9 @@ struct DeviceBackend {
   int32_t (*sgd_step)(const SgdArgs* args, int32_t dtype, int32_t device);
   int32_t (*adam_step)(const AdamArgs* args, int32_t dtype, int32_t device);
   const char* (*last_error)();
+  // Whole sequences (lltm_sequence_*, from version 3); the reserve's layout is the backend's own.
+  int32_t (*sequence_forward)(const SequenceForwardArgs* args, int32_t dtype, int32_t device);
+  int32_t (*sequence_backward)(const SequenceBackwardArgs* args, int32_t dtype, int32_t device);
 };
 
 // The CUDA backend, loaded on first use; nullptr (with `why` set) when the

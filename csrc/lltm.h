@@ -1,7 +1,8 @@
 /*
  * lltm.h: the C ABI of the LLTM cell's native kernels.
  *
- * ABI version 1. Every function is `extern "C"` and reports failure through a
+ * ABI version 2 (version 1's functions are unchanged; version 2 adds the
+ * sequence engine, lltm_sequence_*). Every function is `extern "C"` and reports failure through a
  * status code (lltm_status); the message of the last failure on the calling
  * thread is read with lltm_last_error(). Nothing is written to any output
  * before all arguments have been validated.
@@ -51,7 +52,7 @@
 extern "C" {
 #endif
 
-#define LLTM_ABI_VERSION 1
+#define LLTM_ABI_VERSION 2
 #define LLTM_MAX_DIMS 4
 
 typedef enum lltm_status {
@@ -189,6 +190,55 @@ LLTM_API const char* lltm_cpu_kernels(void);
  * as this library was built, in *value: a binding checks at open that the values it
  * was written against are the library's. LLTM_ERR_INVALID_ARGUMENT for an unknown name. */
 LLTM_API int32_t lltm_abi_constant(const char* name, int64_t* value);
+
+/* ---- Whole sequences (ABI version 2) ----
+ *
+ * T steps of the cell in one call: inputs [T,B,F] (any strides), weights
+ * [3S,S+F], bias [3S], h0 and c0 [B,S] -> outputs [T,B,S] (every step's h),
+ * last_h and last_cell [B,S] (the state after step T). The backward pass
+ * propagates gradients through all T steps at once.
+ *
+ * The reserve is the state a training forward keeps for the backward, as
+ * cuDNN's reserve space: lltm_sequence_reserve_bytes says how many bytes
+ * (T*B*5*S elements of dtype), the caller allocates them on the call's device
+ * (lltm_alloc) and passes the same buffer, unchanged, to
+ * lltm_sequence_backward. Its layout is private to the backend that wrote it.
+ * Without LLTM_SEQUENCE_TRAINING the forward keeps nothing (inference):
+ * reserve may then be NULL and reserve_bytes 0.
+ */
+
+/* Flags of lltm_sequence_forward. */
+#define LLTM_SEQUENCE_TRAINING 1u /* keep what lltm_sequence_backward needs in `reserve` */
+
+/* Stores in *bytes the size of the reserve of a training forward with these
+ * sizes (each at least 1); refused with LLTM_ERR_INVALID_ARGUMENT when it does
+ * not fit in 64 bits or in the address space. */
+LLTM_API int32_t lltm_sequence_reserve_bytes(int64_t steps, int64_t batch, int64_t input_features,
+                                             int64_t state_size, int32_t dtype, int32_t device_kind,
+                                             int32_t device_index, uint64_t* bytes);
+
+/* Runs T steps from (h0, c0). With LLTM_SEQUENCE_TRAINING in flags, reserve
+ * must hold at least lltm_sequence_reserve_bytes bytes of the call's device. */
+LLTM_API int32_t lltm_sequence_forward(
+    const lltm_tensor* inputs, const lltm_tensor* weights, const lltm_tensor* bias,
+    const lltm_tensor* h0, const lltm_tensor* c0,
+    const lltm_tensor* outputs, const lltm_tensor* last_h, const lltm_tensor* last_cell,
+    void* reserve, uint64_t reserve_bytes, uint32_t flags,
+    int32_t dtype, int32_t device_kind, int32_t device_index);
+
+/* Backpropagation through time of a training forward: from the gradients of
+ * every step's h (grad_outputs [T,B,S]) and of the last state (grad_last_h,
+ * grad_last_cell [B,S]), each optional (NULL means zeros), the reserve that
+ * forward wrote, and its inputs, weights and h0 -> d_inputs [T,B,F],
+ * d_weights [3S,S+F], d_bias [3S], d_h0 and d_c0 [B,S]. d_weights and d_bias
+ * are overwritten, or added to with LLTM_ACCUMULATE_PARAM_GRADS in flags. */
+LLTM_API int32_t lltm_sequence_backward(
+    const lltm_tensor* grad_outputs, const lltm_tensor* grad_last_h, const lltm_tensor* grad_last_cell,
+    const void* reserve, uint64_t reserve_bytes,
+    const lltm_tensor* inputs, const lltm_tensor* weights, const lltm_tensor* h0,
+    const lltm_tensor* d_inputs, const lltm_tensor* d_weights, const lltm_tensor* d_bias,
+    const lltm_tensor* d_h0, const lltm_tensor* d_c0,
+    uint32_t flags, int32_t dtype, int32_t device_kind, int32_t device_index);
 
 #ifdef __cplusplus
 }

@@ -27,7 +27,7 @@ struct Expected {
   const lltm_tensor* t;
   const char* name;
   int64_t rank;
-  int64_t sizes[2];
+  int64_t sizes[3];
   const char* symbols;  // e.g. "(B, S)"
 };
 
@@ -255,6 +255,136 @@ Sizes validate(const BackwardArgs& a, const char* fn, int32_t dtype) {
                     {a.d_old_cell, "d_old_cell", {B, S}, "(B, S)"}});
   check_no_overlap(fn, outputs, out, inputs, in);
   return {B, F, S};
+}
+
+uint64_t sequence_reserve_bytes(const SequenceSizes& n, int32_t dtype, const char* fn) {
+  // T*B*5*S elements (what they hold is the backend's own choice).
+  int64_t bytes = element_size(dtype) * 5;
+  for (const int64_t factor : {n.steps, n.batch, n.state})
+    if (__builtin_mul_overflow(bytes, factor, &bytes))
+      fail(LLTM_ERR_INVALID_ARGUMENT,
+           std::string(fn) + ": the reserve of T = " + std::to_string(n.steps) + ", B = " + std::to_string(n.batch) +
+               ", S = " + std::to_string(n.state) + " (T*B*5*S elements) does not fit in 63 bits");
+  return uint64_t(bytes);
+}
+
+namespace {
+
+// Checks the reserve's pointer and size; returns the bytes of it a call uses.
+uint64_t check_reserve(const char* fn, const void* reserve, uint64_t reserve_bytes, const SequenceSizes& n,
+                       int32_t dtype) {
+  const uint64_t need = sequence_reserve_bytes(n, dtype, fn);
+  if (reserve == nullptr)
+    fail(LLTM_ERR_NULL_POINTER, std::string(fn) + ": 'reserve' is a null pointer; training needs " +
+                                    std::to_string(need) + " bytes (lltm_sequence_reserve_bytes)");
+  if (reserve_bytes < need)
+    fail(LLTM_ERR_INVALID_ARGUMENT, std::string(fn) + ": 'reserve_bytes' is " + std::to_string(reserve_bytes) +
+                                        " but T = " + std::to_string(n.steps) + ", B = " + std::to_string(n.batch) +
+                                        ", S = " + std::to_string(n.state) + " needs " + std::to_string(need) +
+                                        " (lltm_sequence_reserve_bytes)");
+  if (reinterpret_cast<uintptr_t>(reserve) > UINTPTR_MAX - need)
+    fail(LLTM_ERR_INVALID_ARGUMENT, std::string(fn) + ": 'reserve' spans past the end of the address space");
+  return need;
+}
+
+// The reserve as a 1-D descriptor, for the overlap checks.
+lltm_tensor reserve_tensor(const void* reserve, uint64_t bytes, int32_t dtype) {
+  lltm_tensor t{};
+  t.data = const_cast<void*>(reserve);
+  t.ndim = 1;
+  t.sizes[0] = int64_t(bytes) / element_size(dtype);
+  t.strides[0] = 1;
+  return t;
+}
+
+// Inputs may be broadcast views (stride 0), so their sizes alone do not
+// bound the engines' buffers: the reserve's size and the weights' element
+// count must fit, which bounds every product of sizes a backend forms.
+void check_engine_sizes(const char* fn, const SequenceSizes& n, int32_t dtype) {
+  sequence_reserve_bytes(n, dtype, fn);
+  int64_t weights = 3 * element_size(dtype);
+  if (__builtin_mul_overflow(weights, n.state, &weights) || __builtin_mul_overflow(weights, n.state + n.features, &weights))
+    fail(LLTM_ERR_INVALID_ARGUMENT, std::string(fn) + ": weights of S = " + std::to_string(n.state) + ", F = " +
+                                        std::to_string(n.features) + " (3S*(S+F) elements) do not fit in 63 bits");
+}
+
+}  // namespace
+
+SequenceSizes validate(const SequenceForwardArgs& a, uint64_t reserve_bytes, bool training, int32_t dtype) {
+  const char* fn = "lltm_sequence_forward";
+  const Named inputs[] = {{a.inputs, "inputs"}, {a.weights, "weights"}, {a.bias, "bias"}, {a.h0, "h0"}, {a.c0, "c0"}};
+  // A training forward writes the reserve too: it is checked as an output, after the tensors.
+  lltm_tensor reserve{};
+  const Named outputs[] = {{a.outputs, "outputs"}, {a.last_h, "last_h"}, {a.last_cell, "last_cell"},
+                           {&reserve, "reserve"}};
+  const int64_t size = element_size(dtype);
+  Span in[std::size(inputs)], out[std::size(outputs)];
+  for (size_t i = 0; i < std::size(inputs); ++i)
+    in[i] = span_of(*inputs[i].t, check_tensor(inputs[i].t, fn, inputs[i].name, false), size);
+  for (size_t o = 0; o < 3; ++o)
+    out[o] = span_of(*outputs[o].t, check_tensor(outputs[o].t, fn, outputs[o].name, true), size);
+  check_rank(fn, a.inputs, "inputs", 3);
+  check_rank(fn, a.h0, "h0", 2);
+  const int64_t T = a.inputs->sizes[0], B = a.inputs->sizes[1], F = a.inputs->sizes[2], S = a.h0->sizes[1];
+  check_shapes(fn, {{a.h0, "h0", {B, S}, "(B, S)"},
+                    {a.c0, "c0", {B, S}, "(B, S)"},
+                    {a.weights, "weights", {3 * S, S + F}, "(3S, S+F)"},
+                    {a.bias, "bias", {3 * S}, "(3S)"},
+                    {a.outputs, "outputs", {T, B, S}, "(T, B, S)"},
+                    {a.last_h, "last_h", {B, S}, "(B, S)"},
+                    {a.last_cell, "last_cell", {B, S}, "(B, S)"}});
+  const SequenceSizes n{T, B, F, S};
+  check_engine_sizes(fn, n, dtype);
+  if (!training) {
+    const Named tensors[] = {outputs[0], outputs[1], outputs[2]};
+    const Span spans[] = {out[0], out[1], out[2]};
+    check_no_overlap(fn, tensors, spans, inputs, in);
+    return n;
+  }
+  reserve = reserve_tensor(a.reserve, check_reserve(fn, a.reserve, reserve_bytes, n, dtype), dtype);
+  out[3] = span_of(reserve, reserve.sizes[0] - 1, size);
+  check_no_overlap(fn, outputs, out, inputs, in);
+  return n;
+}
+
+SequenceSizes validate(const SequenceBackwardArgs& a, uint64_t reserve_bytes, int32_t dtype) {
+  const char* fn = "lltm_sequence_backward";
+  lltm_tensor reserve{};
+  // The optional gradients last: an absent one takes the reserve's span, so
+  // that it adds no overlap of its own.
+  const Named inputs[] = {{a.inputs, "inputs"}, {a.weights, "weights"}, {a.h0, "h0"}, {&reserve, "reserve"},
+                          {a.grad_outputs, "grad_outputs"}, {a.grad_last_h, "grad_last_h"},
+                          {a.grad_last_cell, "grad_last_cell"}};
+  const Named outputs[] = {{a.d_inputs, "d_inputs"}, {a.d_weights, "d_weights"}, {a.d_bias, "d_bias"},
+                           {a.d_h0, "d_h0"}, {a.d_c0, "d_c0"}};
+  const int64_t size = element_size(dtype);
+  Span in[std::size(inputs)], out[std::size(outputs)];
+  for (size_t i = 0; i < std::size(inputs); ++i)
+    if (i != 3 && inputs[i].t != nullptr)
+      in[i] = span_of(*inputs[i].t, check_tensor(inputs[i].t, fn, inputs[i].name, false), size);
+  for (size_t o = 0; o < std::size(outputs); ++o)
+    out[o] = span_of(*outputs[o].t, check_tensor(outputs[o].t, fn, outputs[o].name, true), size);
+  check_rank(fn, a.inputs, "inputs", 3);
+  check_rank(fn, a.h0, "h0", 2);
+  const int64_t T = a.inputs->sizes[0], B = a.inputs->sizes[1], F = a.inputs->sizes[2], S = a.h0->sizes[1];
+  if (a.grad_outputs != nullptr) check_shapes(fn, {{a.grad_outputs, "grad_outputs", {T, B, S}, "(T, B, S)"}});
+  if (a.grad_last_h != nullptr) check_shapes(fn, {{a.grad_last_h, "grad_last_h", {B, S}, "(B, S)"}});
+  if (a.grad_last_cell != nullptr) check_shapes(fn, {{a.grad_last_cell, "grad_last_cell", {B, S}, "(B, S)"}});
+  check_shapes(fn, {{a.h0, "h0", {B, S}, "(B, S)"},
+                    {a.weights, "weights", {3 * S, S + F}, "(3S, S+F)"},
+                    {a.d_inputs, "d_inputs", {T, B, F}, "(T, B, F)"},
+                    {a.d_weights, "d_weights", {3 * S, S + F}, "(3S, S+F)"},
+                    {a.d_bias, "d_bias", {3 * S}, "(3S)"},
+                    {a.d_h0, "d_h0", {B, S}, "(B, S)"},
+                    {a.d_c0, "d_c0", {B, S}, "(B, S)"}});
+  const SequenceSizes n{T, B, F, S};
+  check_engine_sizes(fn, n, dtype);
+  reserve = reserve_tensor(a.reserve, check_reserve(fn, a.reserve, reserve_bytes, n, dtype), dtype);
+  in[3] = span_of(reserve, reserve.sizes[0] - 1, size);
+  for (size_t i = 4; i < std::size(inputs); ++i)
+    if (inputs[i].t == nullptr) in[i] = in[3];
+  check_no_overlap(fn, outputs, out, inputs, in);
+  return n;
 }
 
 }  // namespace lltm

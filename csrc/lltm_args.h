@@ -72,4 +72,37 @@ bool is_contiguous(const lltm_tensor& t);
 // A row-major contiguous descriptor of `data` with the sizes of `like`.
 lltm_tensor contiguous_like(const lltm_tensor& like, void* data);
 
+// A whole sequence (lltm_sequence_*): T steps of B rows.
+struct SequenceSizes {
+  int64_t steps;     // T
+  int64_t batch;     // B
+  int64_t features;  // F
+  int64_t state;     // S
+};
+
+struct SequenceForwardArgs {
+  const lltm_tensor *inputs, *weights, *bias, *h0, *c0;
+  const lltm_tensor *outputs, *last_h, *last_cell;
+  void* reserve;  // nullptr for inference (no LLTM_SEQUENCE_TRAINING)
+  SequenceSizes n;
+};
+
+struct SequenceBackwardArgs {
+  const lltm_tensor *grad_outputs, *grad_last_h, *grad_last_cell;  // each may be nullptr: zeros
+  const void* reserve;
+  const lltm_tensor *inputs, *weights, *h0;
+  const lltm_tensor *d_inputs, *d_weights, *d_bias, *d_h0, *d_c0;
+  SequenceSizes n;
+  bool accumulate;  // add d_weights and d_bias to the outputs' contents
+};
+
+// Bytes of a training forward's reserve: T*B*5*S elements; throws
+// LLTM_ERR_INVALID_ARGUMENT when that overflows (`fn` names the caller).
+uint64_t sequence_reserve_bytes(const SequenceSizes& n, int32_t dtype, const char* fn);
+
+// As validate(ForwardArgs) for the sequence calls; a reserve is checked
+// (present, large enough) where the call needs one.
+SequenceSizes validate(const SequenceForwardArgs& a, uint64_t reserve_bytes, bool training, int32_t dtype);
+SequenceSizes validate(const SequenceBackwardArgs& a, uint64_t reserve_bytes, int32_t dtype);
+
 }  // namespace lltm

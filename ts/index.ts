@@ -24,6 +24,10 @@ export {
   type LLTMStateGradients,
 } from "./ops/lltm.ts";
 export {
+  type LLTMSequenceBackwardResult, lltmSequenceBackward, lltmSequenceBackwardAccumulate, type LLTMSequenceForwardResult,
+  lltmSequenceForward, type LLTMSequenceStateGradients, type SequenceForwardOptions,
+} from "./ops/sequence.ts";
+export {
   type Matrix, referenceBackward, referenceBackwardMatrices, referenceForward, referenceForwardMatrices,
   relativeError, type ReferenceBackward, type ReferenceForward, toMatrix,
 } from "./reference.ts";
@@ -31,7 +35,9 @@ export {
   gradcheck, type GradcheckOptions, type GradcheckResult, sequenceGradcheck, type SequenceGradcheckOptions,
   type SequenceGradcheckResult,
 } from "./gradcheck.ts";
-export { LLTM, type LLTMOptions, type LLTMSequence, type LLTMStep, type Parameter, type State } from "./module.ts";
+export {
+  LLTM, type LLTMOptions, type LLTMSequence, type LLTMStep, type Parameter, type SequenceOptions, type State,
+} from "./module.ts";
 export { Adam, type AdamOptions, Optimizer, type OptimizerState, SGD, type SGDOptions } from "./optim.ts";
 export { Random } from "./random.ts";
 export { type NestedArray, type RandomOptions, Tensor, type TensorOptions } from "./tensor.ts";

@@ -10,6 +10,7 @@ import { loadCheckpoint, saveCheckpoint } from "./checkpoint.ts";
 import { Device, type DeviceLike } from "./device.ts";
 import { type DType, itemSize, typedArray } from "./dtype.ts";
 import { LLTMError } from "./errors.ts";
+import { lltmSequenceBackwardAccumulate, lltmSequenceForward } from "./ops/sequence.ts";
 import { Random } from "./random.ts";
 import { sameShape, Tensor } from "./tensor.ts";
 
@@ -28,6 +29,13 @@ export interface Parameter {
 }
 
 export type State = readonly [h: Tensor, c: Tensor];
+
+export interface SequenceOptions {
+  /** Keep what backward needs (default true); false runs inference. */
+  grad?: boolean;
+  /** One native call per step instead of one for the whole sequence (default false; for comparison). */
+  perStep?: boolean;
+}
 
 /** One step of the module: its outputs, and backward, which accumulates the parameters' gradients. */
 export interface LLTMStep extends Disposable {
@@ -147,14 +155,57 @@ export class LLTM implements Disposable {
     return { newH: fn.newH, newCell: fn.newCell, backward: accumulate, dispose, [Symbol.dispose]: dispose };
   }
 
-  /** T steps over inputs [T, B, F] from state ([B, S], [B, S]). */
-  sequence(inputs: Tensor, [h0, c0]: State): LLTMSequence {
+  /**
+   * T steps over inputs [T, B, F] from state ([B, S], [B, S]), in one native
+   * call (lltm_sequence_forward). With { grad: false } nothing is kept for a
+   * backward pass (inference: less memory, and backward throws); with
+   * { perStep: true } the steps run one native call each, as ABI version 1 did
+   * (for comparison).
+   */
+  sequence(inputs: Tensor, state: State, options: SequenceOptions = {}): LLTMSequence {
     if (inputs.ndim !== 3 || inputs.shape[2] !== this.inputFeatures) {
       throw new LLTMError(
         "SHAPE_MISMATCH",
         `LLTM.sequence: 'inputs' must have shape [T, B, ${this.inputFeatures}], got [${inputs.shape.join(", ")}]`,
       );
     }
+    if (options.perStep) return this.sequenceByStep(inputs, state);
+    const [h0, c0] = state;
+    const grad = options.grad ?? true;
+    const fw = lltmSequenceForward(inputs, this.weights, this.bias, h0, c0, { training: grad });
+    // References (not copies) of what backward reads besides the reserve, as the step's autograd keeps them.
+    let saved = grad
+      ? { reserve: fw.reserve!, inputs: inputs.retain(), weights: this.weights.retain(), h0: h0.retain() }
+      : undefined;
+    const release = () => {
+      if (!saved) return;
+      for (const t of [saved.reserve, saved.inputs, saved.weights, saved.h0]) t.dispose();
+      saved = undefined;
+    };
+    const backward = (gradOutputs?: Tensor, gradState?: State) => {
+      if (!saved) {
+        throw new LLTMError(
+          "INVALID_ARGUMENT",
+          "LLTM.sequence backward: " + (grad ? "backward has already run or the sequence was disposed" : "the sequence ran with { grad: false }"),
+        );
+      }
+      const into = this.gradients();
+      const g = lltmSequenceBackwardAccumulate(
+        gradOutputs, gradState?.[0], gradState?.[1], saved.reserve, saved.inputs, saved.weights, saved.h0,
+        into.dWeights, into.dBias,
+      );
+      release();
+      return { dInputs: g.dInputs, dH0: g.dH0, dC0: g.dC0, dispose: g.dispose, [Symbol.dispose]: g.dispose };
+    };
+    const dispose = () => {
+      release();
+      for (const t of [fw.outputs, fw.lastH, fw.lastCell]) t.dispose();
+    };
+    return { outputs: fw.outputs, h: fw.lastH, c: fw.lastCell, backward, dispose, [Symbol.dispose]: dispose };
+  }
+
+  /** sequence() one native call per step, with backpropagation through time one step at a time. */
+  private sequenceByStep(inputs: Tensor, [h0, c0]: State): LLTMSequence {
     const [T, B] = [inputs.shape[0]!, inputs.shape[1]!];
     const S = this.stateSize, F = this.inputFeatures;
     const o = { dtype: this.dtype, device: this.device };

@@ -115,5 +115,11 @@ void axpy(const lltm_tensor& y, double alpha, const lltm_tensor& x, int32_t dtyp
 }
 void sgd_step(const SgdArgs& args, int32_t dtype) { active("lltm_sgd_step").sgd_step(args, dtype); }
 void adam_step(const AdamArgs& args, int32_t dtype) { active("lltm_adam_step").adam_step(args, dtype); }
+void lltm_sequence_forward(const SequenceForwardArgs& args, int32_t dtype) {
+  active("lltm_sequence_forward").sequence_forward(args, dtype);
+}
+void lltm_sequence_backward(const SequenceBackwardArgs& args, int32_t dtype) {
+  active("lltm_sequence_backward").sequence_backward(args, dtype);
+}
 
 }  // namespace lltm::cpu

@@ -21,6 +21,8 @@ struct Kernels {
   void (*axpy)(const lltm_tensor& y, double alpha, const lltm_tensor& x, int32_t dtype);
   void (*sgd_step)(const SgdArgs& args, int32_t dtype);
   void (*adam_step)(const AdamArgs& args, int32_t dtype);
+  void (*sequence_forward)(const SequenceForwardArgs& args, int32_t dtype);
+  void (*sequence_backward)(const SequenceBackwardArgs& args, int32_t dtype);
 };
 
 #ifdef LLTM_ISA_NAMESPACE
@@ -31,6 +33,9 @@ void lltm_backward(const BackwardArgs& args, int32_t dtype);
 void axpy(const lltm_tensor& y, double alpha, const lltm_tensor& x, int32_t dtype);
 void sgd_step(const SgdArgs& args, int32_t dtype);
 void adam_step(const AdamArgs& args, int32_t dtype);
+// Whole sequences (sequence_cpu.cpp).
+void lltm_sequence_forward(const SequenceForwardArgs& args, int32_t dtype);
+void lltm_sequence_backward(const SequenceBackwardArgs& args, int32_t dtype);
 
 extern const Kernels kernels;
 

@@ -11,6 +11,9 @@ namespace lltm::cpu {
 
 void lltm_forward(const ForwardArgs& args, int32_t dtype);
 void lltm_backward(const BackwardArgs& args, int32_t dtype);
+// Whole sequences (sequence_cpu.cpp).
+void lltm_sequence_forward(const SequenceForwardArgs& args, int32_t dtype);
+void lltm_sequence_backward(const SequenceBackwardArgs& args, int32_t dtype);
 
 void* alloc(uint64_t bytes);
 void free(void* data);

@@ -8,7 +8,7 @@
 import type { Device } from "../device.ts";
 import type { DType } from "../dtype.ts";
 import { LLTMError } from "../errors.ts";
-import { ACCUMULATE_PARAM_GRADS, backendBit, deviceKindCode, dtypeCode } from "./constants.ts";
+import { ACCUMULATE_PARAM_GRADS, backendBit, deviceKindCode, dtypeCode, SEQUENCE_TRAINING } from "./constants.ts";
 import { type Describable, DescriptorBlock } from "./descriptor.ts";
 import { native, type NativeLibrary } from "./library.ts";
 import { type ArgumentNames, unwrap } from "./status.ts";
@@ -28,6 +28,8 @@ interface Calls {
   axpy: DescriptorBlock;
   sgd: DescriptorBlock;
   adam: DescriptorBlock;
+  sequenceForward: DescriptorBlock;
+  sequenceBackward: DescriptorBlock;
 }
 
 let calls: Calls | undefined;
@@ -42,6 +44,8 @@ function open(): Calls {
     axpy: new DescriptorBlock(2),
     sgd: new DescriptorBlock(3),
     adam: new DescriptorBlock(4),
+    sequenceForward: new DescriptorBlock(8),
+    sequenceBackward: new DescriptorBlock(11),
   };
   return calls;
 }
@@ -120,6 +124,64 @@ export function backward(fn: string, ins: readonly NativeTensor[], outs: readonl
       d.write(0, ins[0]!), d.write(1, ins[1]!), d.write(2, ins[2]!), d.write(3, ins[3]!), d.write(4, ins[4]!),
       d.write(5, ins[5]!), d.write(6, ins[6]!), d.write(7, ins[7]!), d.write(8, ins[8]!),
       d.write(9, outs[0]!), d.write(10, outs[1]!), d.write(11, outs[2]!), d.write(12, outs[3]!), d.write(13, outs[4]!),
+      accumulate ? ACCUMULATE_PARAM_GRADS : 0, dtypeCode[first.dtype], device.kindCode, device.index,
+    ),
+    fn,
+  );
+}
+
+const reserveBytes = new Uint32Array(2);
+
+/** lltm_sequence_reserve_bytes: the bytes of a training forward's reserve for these sizes on `device`. */
+export function sequenceReserveBytes(
+  fn: string, steps: number, batch: number, features: number, state: number, dtype: DType, device: Device,
+): number {
+  const c = calls ?? open();
+  unwrap(
+    c.lib.lltm_sequence_reserve_bytes(steps, batch, features, state, dtypeCode[dtype], device.kindCode, device.index, reserveBytes),
+    fn,
+  );
+  return reserveBytes[0]! + reserveBytes[1]! * 4294967296;
+}
+
+/**
+ * lltm_sequence_forward: inputs (inputs, weights, bias, h0, c0) and outputs
+ * (outputs, lastH, lastCell) in csrc/lltm.h's order; with a `reserve`, a
+ * training forward that keeps in it what sequenceBackward needs.
+ */
+export function sequenceForward(
+  fn: string, ins: readonly NativeTensor[], outs: readonly NativeTensor[], reserve: NativeTensor | undefined, reserveBytes: number,
+): void {
+  const c = calls ?? open(), d = c.sequenceForward, first = ins[0]!, device = first.device;
+  unwrap(
+    c.lib.lltm_sequence_forward(
+      d.write(0, ins[0]!), d.write(1, ins[1]!), d.write(2, ins[2]!), d.write(3, ins[3]!), d.write(4, ins[4]!),
+      d.write(5, outs[0]!), d.write(6, outs[1]!), d.write(7, outs[2]!),
+      reserve ? reserve.dataAddress : 0, reserve ? reserveBytes : 0, reserve ? SEQUENCE_TRAINING : 0,
+      dtypeCode[first.dtype], device.kindCode, device.index,
+    ),
+    fn,
+  );
+}
+
+/**
+ * lltm_sequence_backward: the optional output gradients (gradOutputs,
+ * gradLastH, gradLastCell; undefined means zeros), the reserve, the inputs
+ * (inputs, weights, h0) and the outputs (dInputs, dWeights, dBias, dH0, dC0)
+ * in csrc/lltm.h's order; with `accumulate`, the weights' and bias' gradients
+ * are added to outs[1] and outs[2].
+ */
+export function sequenceBackward(
+  fn: string, grads: readonly (NativeTensor | undefined)[], reserve: NativeTensor, reserveBytes: number,
+  ins: readonly NativeTensor[], outs: readonly NativeTensor[], accumulate: boolean,
+): void {
+  const c = calls ?? open(), d = c.sequenceBackward, first = ins[0]!, device = first.device;
+  const grad = (slot: number) => (grads[slot] ? d.write(slot, grads[slot]!) : 0);
+  unwrap(
+    c.lib.lltm_sequence_backward(
+      grad(0), grad(1), grad(2), reserve.dataAddress, reserveBytes,
+      d.write(3, ins[0]!), d.write(4, ins[1]!), d.write(5, ins[2]!),
+      d.write(6, outs[0]!), d.write(7, outs[1]!), d.write(8, outs[2]!), d.write(9, outs[3]!), d.write(10, outs[4]!),
       accumulate ? ACCUMULATE_PARAM_GRADS : 0, dtypeCode[first.dtype], device.kindCode, device.index,
     ),
     fn,

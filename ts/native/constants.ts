@@ -7,7 +7,7 @@
 
 /** Every constant of csrc/lltm.h, by its C name. */
 export const headerConstants = {
-  LLTM_ABI_VERSION: 1,
+  LLTM_ABI_VERSION: 2,
   LLTM_MAX_DIMS: 4,
   LLTM_OK: 0,
   LLTM_ERR_NULL_POINTER: 1,
@@ -27,6 +27,7 @@ export const headerConstants = {
   LLTM_BACKEND_CPU: 1,
   LLTM_BACKEND_CUDA: 2,
   LLTM_ACCUMULATE_PARAM_GRADS: 1,
+  LLTM_SEQUENCE_TRAINING: 1,
 } as const;
 
 /** The lltm_tensor layout that ts/native/descriptor.ts writes. */
@@ -71,3 +72,4 @@ export const deviceKindCode = { cpu: h.LLTM_CPU, cuda: h.LLTM_CUDA } as const;
 export const backendBit = { cpu: h.LLTM_BACKEND_CPU, cuda: h.LLTM_BACKEND_CUDA } as const;
 
 export const ACCUMULATE_PARAM_GRADS = h.LLTM_ACCUMULATE_PARAM_GRADS;
+export const SEQUENCE_TRAINING = h.LLTM_SEQUENCE_TRAINING;

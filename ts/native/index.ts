@@ -5,7 +5,7 @@
  */
 export {
   adamStep, alloc, axpy, backward, copy, cudaDeviceCount, fill, forward, free, libraryInfo, type NativeTensor, read,
-  sgdStep, synchronize, write,
+  sequenceBackward, sequenceForward, sequenceReserveBytes, sgdStep, synchronize, write,
 } from "./calls.ts";
 export { newDescribableId, overlaps } from "./descriptor.ts";
 export {

@@ -67,6 +67,18 @@ export const symbols = {
   lltm_cpu_kernels: { args: [], returns: "cstring" },
   // int32_t lltm_abi_constant(const char* name, int64_t* value)
   lltm_abi_constant: { args: ["buffer", "buffer"], returns: "i32" },
+  // int32_t lltm_sequence_reserve_bytes(int64_t steps, int64_t batch, int64_t input_features, int64_t state_size,
+  //                                     int32_t dtype, int32_t device_kind, int32_t device_index, uint64_t* bytes)
+  lltm_sequence_reserve_bytes: { args: ["i64", "i64", "i64", "i64", "i32", "i32", "i32", "buffer"], returns: "i32" },
+  // int32_t lltm_sequence_forward(inputs, weights, bias, h0, c0, outputs, last_h, last_cell, void* reserve,
+  //                               uint64_t reserve_bytes, uint32_t flags, dtype, device_kind, device_index)
+  lltm_sequence_forward: { args: [T, T, T, T, T, T, T, T, "ptr", "u64", "u32", "i32", "i32", "i32"], returns: "i32" },
+  // int32_t lltm_sequence_backward(grad_outputs, grad_last_h, grad_last_cell, const void* reserve,
+  //                                uint64_t reserve_bytes, inputs, weights, h0, d_inputs, d_weights, d_bias, d_h0,
+  //                                d_c0, uint32_t flags, dtype, device_kind, device_index)
+  lltm_sequence_backward: {
+    args: [T, T, T, "ptr", "u64", T, T, T, T, T, T, T, T, "u32", "i32", "i32", "i32"], returns: "i32",
+  },
 } as const satisfies Record<string, SymbolSpec>;
 
 export type SymbolName = keyof typeof symbols;

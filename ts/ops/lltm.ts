@@ -43,7 +43,7 @@ const ACCUMULATE_ARGS = [...BACKWARD_ARGS, "dWeights", "dBias"];
  * device; `names[i]` names `tensors[i]` in messages. (Two parallel arrays,
  * not pairs: this runs on every call.)
  */
-function checkCommon(fn: string, names: readonly string[], tensors: readonly Tensor[]): void {
+export function checkCommon(fn: string, names: readonly string[], tensors: readonly Tensor[]): void {
   for (let i = 0; i < tensors.length; i++) {
     const t = tensors[i];
     if (!(t instanceof Tensor)) throw new LLTMError("INVALID_ARGUMENT", `${fn}: '${names[i]}' must be a Tensor`);
@@ -64,12 +64,12 @@ function checkCommon(fn: string, names: readonly string[], tensors: readonly Ten
   }
 }
 
-function disposeAll(tensors: readonly Tensor[]): void {
+export function disposeAll(tensors: readonly Tensor[]): void {
   for (let i = 0; i < tensors.length; i++) tensors[i]!.dispose();
 }
 
 /** Runs native call `call` of `args` into `out`, freeing `out` if it fails. */
-function run<A>(call: (args: A, out: readonly Tensor[]) => void, args: A, out: readonly Tensor[]): void {
+export function run<A>(call: (args: A, out: readonly Tensor[]) => void, args: A, out: readonly Tensor[]): void {
   try {
     call(args, out);
   } catch (e) {

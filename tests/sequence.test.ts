@@ -1,0 +1,220 @@
+/**
+ * The sequence engine (lltm_sequence_forward / _backward) against the
+ * float64 reference and against the per-step path, over random T, B, F, S,
+ * layouts and dtypes, on the CPU and (when present) on CUDA; inference
+ * against training; accumulation; gradients through time against central
+ * differences; strided outputs through the C ABI.
+ */
+import fc from "fast-check";
+
+import { type Describable, DescriptorBlock } from "../ts/native/descriptor.ts";
+import {
+  type DeviceLike, type DType, LLTM, lltmSequenceBackward, lltmSequenceBackwardAccumulate, lltmSequenceForward,
+  relativeError, sequenceGradcheck, Tensor,
+} from "../ts/index.ts";
+import { native } from "../ts/native/library.ts";
+import { assert, assertEquals, cudaSkipReason, test } from "./harness.ts";
+import { disposeAll, dtype, layout, makeInput } from "./helpers.ts";
+import { assertProperty, makeSequence, makeWeights, sequenceCase, sequenceLayout, sequenceTolerance } from "./sequence_helpers.ts";
+import { type Gradient, referenceSequence } from "./sequence_reference.ts";
+
+const devices = [["cpu", false], ["cuda", cudaSkipReason()]] as const;
+
+function norm(a: ArrayLike<number>): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += a[i]! ** 2;
+  return Math.sqrt(sum);
+}
+
+/**
+ * Whether `actual` is within relative error `tol` of `expected`; or, for a
+ * gradient whose terms cancel (given their `magnitude`, see
+ * sequence_reference.ts), within tol/10 of the magnitudes' norm: rounding
+ * errors scale with the terms, not with a sum that cancels, so no float32
+ * implementation meets 1e-5 of such a sum. `approximations` is 2 when both
+ * sides round. Returns a message saying why not, or undefined.
+ */
+function mismatch(actual: ArrayLike<number>, expected: ArrayLike<number>, tol: number, magnitude?: ArrayLike<number>, approximations = 1): string | undefined {
+  const err = relativeError(actual, expected);
+  if (err <= tol) return undefined;
+  if (magnitude === undefined) return `relative error ${err} > ${tol}`;
+  const diff = norm(Float64Array.from(actual, (v, i) => v - expected[i]!)), scale = norm(magnitude);
+  if (diff <= approximations * (tol / 10) * scale) return undefined;
+  return `relative error ${err} > ${tol}, and ${diff / scale} of the terms' magnitude > ${approximations * tol / 10}`;
+}
+
+function check(what: string, actual: Tensor, expected: ArrayLike<number>, tol: number, magnitude?: ArrayLike<number>): void {
+  const why = mismatch(actual.toTypedArray(), expected, tol, magnitude);
+  assert(why === undefined, `${what}: ${why}`);
+}
+
+const layouts = fc.record({
+  inputs: sequenceLayout, gradOutputs: sequenceLayout, weights: layout, bias: layout, h0: layout, c0: layout,
+  gradLast: layout,
+});
+/** Which of the three optional output gradients are given. */
+const given = fc.record({ outputs: fc.boolean(), lastH: fc.boolean(), lastCell: fc.boolean() });
+
+function engineProperty(device: DeviceLike) {
+  return fc.property(sequenceCase, dtype, layouts, given, fc.integer({ min: 0, max: 1 << 20 }), (c, dt, lay, g, seed) => {
+    const { steps: T, batch: B, features: F, state: S } = c;
+    using inputs = makeSequence([T, B, F], lay.inputs, seed, dt, device);
+    using weights = makeWeights(S, F, lay.weights, seed + 1, dt, device);
+    using bias = makeInput([3 * S], lay.bias, seed + 2, dt, device);
+    using h0 = makeInput([B, S], lay.h0, seed + 3, dt, device);
+    using c0 = makeInput([B, S], lay.c0, seed + 4, dt, device);
+    using gradOutputs = g.outputs ? makeSequence([T, B, S], lay.gradOutputs, seed + 5, dt, device) : undefined;
+    using gradLastH = g.lastH ? makeInput([B, S], lay.gradLast, seed + 6, dt, device) : undefined;
+    using gradLastCell = g.lastCell ? makeInput([B, S], lay.gradLast, seed + 7, dt, device) : undefined;
+    const tol = sequenceTolerance(dt, T);
+    const at = `${dt} T=${T} ${B}x${F}x${S} ${JSON.stringify(lay)} ${JSON.stringify(g)}`;
+
+    using fw = lltmSequenceForward(inputs, weights, bias, h0, c0);
+    using bw = lltmSequenceBackward(gradOutputs, gradLastH, gradLastCell, fw.reserve!, inputs, weights, h0);
+    const ref = referenceSequence(inputs, weights, bias, h0, c0, gradOutputs, gradLastH, gradLastCell);
+    const engine = {
+      outputs: fw.outputs, lastH: fw.lastH, lastCell: fw.lastCell, dInputs: bw.dInputs, dWeights: bw.dWeights,
+      dBias: bw.dBias, dH0: bw.dH0, dC0: bw.dC0,
+    };
+    const magnitude = (name: string) => ref.magnitudes[name as Gradient];
+    for (const [name, t] of Object.entries(engine)) {
+      check(`${at} ${name} vs reference`, t, ref[name as keyof typeof engine], tol, magnitude(name));
+    }
+
+    // The per-step path (one native call per step) on the same numbers.
+    using module = new LLTM(F, S, { dtype: dt, device });
+    module.weights.copyFrom(weights);
+    module.bias.copyFrom(bias);
+    using zerosBS = Tensor.zeros([B, S], { dtype: dt, device });
+    using seq = module.sequence(inputs, [h0, c0], { perStep: true });
+    using steps = seq.backward(gradOutputs, [gradLastH ?? zerosBS, gradLastCell ?? zerosBS]);
+    const perStep = {
+      outputs: seq.outputs, lastH: seq.h, lastCell: seq.c, dInputs: steps.dInputs, dWeights: module.weightsGrad,
+      dBias: module.biasGrad, dH0: steps.dH0, dC0: steps.dC0,
+    };
+    // Where the per-step path itself misses the reference (its backward forms 1 - tanh(c)^2, which
+    // cancels once the cell saturates), the comparison with the reference above is the one that counts.
+    for (const [name, t] of Object.entries(engine)) {
+      const expected = perStep[name as keyof typeof perStep].toTypedArray();
+      if (mismatch(expected, ref[name as keyof typeof engine], tol, magnitude(name)) !== undefined) continue;
+      const why = mismatch(t.toTypedArray(), expected, tol, magnitude(name), 2);
+      assert(why === undefined, `${at} ${name} vs per-step: ${why}`);
+    }
+
+    // Inference runs the same arithmetic without keeping anything.
+    using inference = lltmSequenceForward(inputs, weights, bias, h0, c0, { training: false });
+    assert(inference.reserve === undefined, "inference keeps no reserve");
+    for (const name of ["outputs", "lastH", "lastCell"] as const) {
+      check(`${at} inference ${name} vs training`, inference[name], fw[name].toTypedArray(), tol);
+    }
+  });
+}
+
+for (const [device, skip] of devices) {
+  test(`sequence engine matches the float64 reference and the per-step path on ${device} (T 1..70, sizes, layouts, dtypes)`, () => {
+    assertProperty(engineProperty(device), { numRuns: 60 });
+  }, { skip });
+
+  test(`sequence inference equals training, with the input projection in several chunks, on ${device}`, () => {
+    // B*3S = 12480 elements a step: the CPU's inference buffer holds 21 steps, so T = 50 takes three chunks.
+    const [T, B, F, S] = [50, 64, 5, 65];
+    for (const dt of ["float32", "float64"] as const) {
+      using inputs = makeSequence([T, B, F], "batchMajor", 1, dt, device);
+      using m = new LLTM(F, S, { dtype: dt, device, seed: 2 });
+      using h0 = Tensor.randn([B, S], { dtype: dt, device, seed: 3 });
+      using c0 = Tensor.randn([B, S], { dtype: dt, device, seed: 4 });
+      using training = lltmSequenceForward(inputs, m.weights, m.bias, h0, c0);
+      using inference = lltmSequenceForward(inputs, m.weights, m.bias, h0, c0, { training: false });
+      using perStep = m.sequence(inputs, [h0, c0], { perStep: true });
+      for (const name of ["outputs", "lastH", "lastCell"] as const) {
+        if (device === "cpu") assertEquals(Array.from(inference[name].toTypedArray()), Array.from(training[name].toTypedArray()), `${dt} ${name}`);
+        else check(`${dt} inference ${name}`, inference[name], training[name].toTypedArray(), sequenceTolerance(dt, T));
+      }
+      check(`${dt} outputs vs per-step`, training.outputs, perStep.outputs.toTypedArray(), sequenceTolerance(dt, T));
+      check(`${dt} last cell vs per-step`, training.lastCell, perStep.c.toTypedArray(), sequenceTolerance(dt, T));
+    }
+  }, { skip });
+
+  test(`lltmSequenceBackwardAccumulate adds the parameter gradients to what they hold, on ${device}`, () => {
+    const [T, B, F, S] = [9, 3, 4, 7];
+    const dt: DType = "float64";
+    using inputs = Tensor.randn([T, B, F], { dtype: dt, device, seed: 1 });
+    using m = new LLTM(F, S, { dtype: dt, device, seed: 2 });
+    using h0 = Tensor.randn([B, S], { dtype: dt, device, seed: 3 });
+    using c0 = Tensor.randn([B, S], { dtype: dt, device, seed: 4 });
+    using go = Tensor.randn([T, B, S], { dtype: dt, device, seed: 5 });
+    using fw = lltmSequenceForward(inputs, m.weights, m.bias, h0, c0);
+    using plain = lltmSequenceBackward(go, undefined, undefined, fw.reserve!, inputs, m.weights, h0);
+    using dW = Tensor.randn([3 * S, S + F], { dtype: dt, device, seed: 6 });
+    using dB = Tensor.randn([3 * S], { dtype: dt, device, seed: 7 });
+    const before = [dW.toTypedArray(), dB.toTypedArray()];
+    using acc = lltmSequenceBackwardAccumulate(go, undefined, undefined, fw.reserve!, inputs, m.weights, h0, dW, dB);
+    const sum = (a: ArrayLike<number>, b: ArrayLike<number>) => Float64Array.from(a, (v, i) => v + b[i]!);
+    check("d_weights", dW, sum(before[0]!, plain.dWeights.toTypedArray()), 1e-15);
+    check("d_bias", dB, sum(before[1]!, plain.dBias.toTypedArray()), 1e-15);
+    for (const name of ["dInputs", "dH0", "dC0"] as const) check(name, acc[name], plain[name].toTypedArray(), 1e-15);
+  }, { skip });
+
+  test(`gradients through time match central differences in float64 on ${device} (T 1..6)`, () => {
+    const sizes = fc.record({
+      steps: fc.integer({ min: 1, max: 6 }), batch: fc.integer({ min: 1, max: 3 }), features: fc.integer({ min: 1, max: 3 }),
+      state: fc.integer({ min: 1, max: 4 }), seed: fc.integer({ min: 0, max: 1000 }),
+    });
+    assertProperty(fc.property(sizes, (s) => {
+      const { errors, maxError } = sequenceGradcheck({ ...s, device });
+      assert(maxError <= 1e-6, `${JSON.stringify(s)}: ${JSON.stringify(errors)}`);
+    }), { numRuns: 6 });
+  }, { skip });
+
+  test(`LLTM.sequence with { grad: false } keeps nothing and refuses backward, on ${device}`, () => {
+    using m = new LLTM(3, 4, { device, seed: 1 });
+    using x = Tensor.randn([5, 2, 3], { device, seed: 2 });
+    const [h0, c0] = m.initialState(2);
+    using seq = m.sequence(x, [h0, c0], { grad: false });
+    using trained = m.sequence(x, [h0, c0]);
+    check("outputs", seq.outputs, trained.outputs.toTypedArray(), 1e-6);
+    let message = "";
+    try {
+      seq.backward();
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    assert(/ran with \{ grad: false \}/.test(message), message);
+    disposeAll(h0, c0);
+  }, { skip });
+}
+
+/** Strided views of fresh [a, b, c] tensors laid out c-major (each a transposed [c, b, a] tensor). */
+function transposedOutputs(shapes: readonly (readonly number[])[], dt: DType): { views: Tensor[]; bases: Tensor[] } {
+  const bases = shapes.map((s) => Tensor.full([...s].reverse(), Number.NaN, { dtype: dt }));
+  return { views: bases.map((t) => (t.ndim === 3 ? t.transpose(0, 2) : t.ndim === 2 ? t.transpose() : t.narrow(0, 0, t.shape[0]!))), bases };
+}
+
+test("C ABI: strided outputs of the sequence calls receive the same values", () => {
+  const [T, B, F, S] = [6, 3, 4, 5];
+  const dt: DType = "float64";
+  using inputs = Tensor.randn([T, B, F], { dtype: dt, seed: 1 });
+  using m = new LLTM(F, S, { dtype: dt, seed: 2 });
+  using h0 = Tensor.randn([B, S], { dtype: dt, seed: 3 });
+  using c0 = Tensor.randn([B, S], { dtype: dt, seed: 4 });
+  using go = Tensor.randn([T, B, S], { dtype: dt, seed: 5 });
+  using fw = lltmSequenceForward(inputs, m.weights, m.bias, h0, c0);
+  using bw = lltmSequenceBackward(go, undefined, undefined, fw.reserve!, inputs, m.weights, h0);
+  const lib = native();
+  const reserve = fw.reserve!;
+  const bytes = reserve.numel * 8;
+  using block = new DescriptorBlock(11);
+  const slots = (ts: Describable[]) => ts.map((t, i) => block.write(i, t));
+
+  const f = transposedOutputs([[T, B, S], [B, S], [B, S]], dt);
+  using strided = Tensor.empty([reserve.numel], { dtype: dt });
+  const fs = slots([inputs, m.weights, m.bias, h0, c0, ...f.views]);
+  assertEquals(lib.lltm_sequence_forward(fs[0]!, fs[1]!, fs[2]!, fs[3]!, fs[4]!, fs[5]!, fs[6]!, fs[7]!, strided.dataAddress, bytes, 1, 1, 0, 0), 0);
+  [fw.outputs, fw.lastH, fw.lastCell].forEach((t, i) => assertEquals(f.views[i]!.toArray(), t.toArray(), `forward output ${i}`));
+
+  const b = transposedOutputs([[T, B, F], [3 * S, S + F], [3 * S], [B, S], [B, S]], dt);
+  const bs = slots([go, inputs, m.weights, h0, ...b.views]);
+  assertEquals(lib.lltm_sequence_backward(bs[0]!, 0, 0, strided.dataAddress, bytes, bs[1]!, bs[2]!, bs[3]!, bs[4]!, bs[5]!, bs[6]!, bs[7]!, bs[8]!, 0, 1, 0, 0), 0);
+  [bw.dInputs, bw.dWeights, bw.dBias, bw.dH0, bw.dC0].forEach((t, i) => assertEquals(b.views[i]!.toArray(), t.toArray(), `backward output ${i}`));
+  disposeAll(...f.views, ...f.bases, ...b.views, ...b.bases);
+});
