@@ -360,7 +360,7 @@ SequenceSizes validate(const SequenceBackwardArgs& a, uint64_t reserve_bytes, in
   const int64_t size = element_size(dtype);
   Span in[std::size(inputs)], out[std::size(outputs)];
   for (size_t i = 0; i < std::size(inputs); ++i)
-    if (i != 3 && inputs[i].t != nullptr)
+    if (i != 3 && (i < 4 || inputs[i].t != nullptr))
       in[i] = span_of(*inputs[i].t, check_tensor(inputs[i].t, fn, inputs[i].name, false), size);
   for (size_t o = 0; o < std::size(outputs); ++o)
     out[o] = span_of(*outputs[o].t, check_tensor(outputs[o].t, fn, outputs[o].name, true), size);
