@@ -106,7 +106,10 @@ test("a library built with other constants or another descriptor layout is refus
   const dir = mkdtempSync(join(tmpdir(), "lltm-abi-"));
   try {
     const cases: [string, Record<string, number | undefined>, RegExp][] = [
-      ["abi-version", { LLTM_ABI_VERSION: 2 }, /has C ABI version 2, but this TypeScript expects 1/],
+      [
+        "abi-version", { LLTM_ABI_VERSION: headerConstants.LLTM_ABI_VERSION + 1 },
+        new RegExp(`has C ABI version ${headerConstants.LLTM_ABI_VERSION + 1}, but this TypeScript expects ${headerConstants.LLTM_ABI_VERSION}`),
+      ],
       ["max-dims", { LLTM_MAX_DIMS: 5 }, /LLTM_MAX_DIMS is 5 in the library but 4 here/],
       ["tensor-size", { "sizeof(lltm_tensor)": 96 }, /sizeof\(lltm_tensor\) is 96 in the library but 80 here/],
       ["strides-offset", { "offsetof(lltm_tensor, strides)": 56 }, /offsetof\(lltm_tensor, strides\) is 56 in the library but 48 here/],
