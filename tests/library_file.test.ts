@@ -54,7 +54,7 @@ test("truncated copies of liblltm are refused before dlopen, in a child that mus
   const whole = join(dir, "whole.so");
   copyFileSync(original, whole);
 
-  const r = runChild(testFile("open_library_copies.ts"), ["--", ...paths, whole]);
+  const r = runChild(testFile("open_library_copies.ts"), [...paths, whole]);
   assert(r.status === 0, `the child died (status ${r.status}, signal ${r.signal}): ${r.stderr.slice(-2000)}`);
   const results = JSON.parse(r.stdout.trim().split("\n").at(-1)!) as Record<string, string>;
   for (const path of paths) {

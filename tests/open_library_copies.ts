@@ -8,7 +8,7 @@ import process from "node:process";
 import { LLTMError, loadLibrary } from "../ts/index.ts";
 
 const results: Record<string, string> = {};
-for (const path of process.argv.slice(process.argv.indexOf("--") + 1)) {
+for (const path of process.argv.slice(2)) {
   try {
     await loadLibrary(path);
     results[path] = "opened";

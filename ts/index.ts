@@ -39,6 +39,7 @@ export {
   LLTM, type LLTMOptions, type LLTMSequence, type LLTMStep, type Parameter, type SequenceOptions, type State,
 } from "./module.ts";
 export { Adam, type AdamOptions, Optimizer, type OptimizerState, SGD, type SGDOptions } from "./optim.ts";
+export { nativeMemory, type NativeMemoryStats } from "./native_memory.ts";
 export { Random } from "./random.ts";
 export { type NestedArray, type RandomOptions, Tensor, type TensorOptions } from "./tensor.ts";
 

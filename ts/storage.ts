@@ -1,10 +1,12 @@
 /**
  * A block of native memory (host or device) shared by the tensors that view
  * it. Each tensor holds one reference; the block is freed when the last one
- * is disposed, or by the finalizer if they are collected undisposed.
+ * is disposed, or by the finalizer if they are collected undisposed; every
+ * block is counted (native_memory.ts) so that forgotten ones get collected.
  */
 import type { Device } from "./device.ts";
 import { alloc, free } from "./native/index.ts";
+import { allocated, released } from "./native_memory.ts";
 
 interface Held {
   address: number;
@@ -14,6 +16,7 @@ interface Held {
 
 const registry = new FinalizationRegistry<Held>((held) => {
   free(held.address, held.device, held.bytes);
+  released(held.bytes);
 });
 
 export class Storage {
@@ -32,7 +35,15 @@ export class Storage {
 
   /** Allocates `bytes` bytes on `device`, owned by `refs` tensors. */
   static allocate(bytes: number, device: Device, refs = 1): Storage {
-    return new Storage(alloc(bytes, device), bytes, device, refs);
+    allocated(bytes);
+    let address: number;
+    try {
+      address = alloc(bytes, device);
+    } catch (e) {
+      released(bytes);
+      throw e;
+    }
+    return new Storage(address, bytes, device, refs);
   }
 
   retain(): void {
@@ -44,6 +55,7 @@ export class Storage {
     if (--this.refs === 0) {
       registry.unregister(this);
       free(this.address, this.device, this.bytes);
+      released(this.bytes);
     }
   }
 }
