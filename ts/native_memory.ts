@@ -33,6 +33,7 @@ export interface NativeMemoryStats {
 
 let liveBytes = 0, liveBlocks = 0, collections = 0;
 let low = 0; // the fewest live bytes since the last forced collection
+let collectAt = -1;
 // Growth without any release since `windowLow` past `warnAfter` means collections free nothing.
 let windowLow = 0, warnAfter = 0;
 let budget: number | undefined;
@@ -66,7 +67,15 @@ function findCollector(): (() => void) | null {
 export function allocated(bytes: number): void {
   liveBytes += bytes;
   liveBlocks++;
-  if (liveBytes - low <= budgetBytes()) return;
+  // One comparison on the call path; `collectAt` is low + budget (-1 until the budget is read).
+  if (liveBytes > collectAt) collect();
+}
+
+function collect(): void {
+  if (collectAt < 0) {
+    collectAt = low + budgetBytes();
+    if (liveBytes <= collectAt) return;
+  }
   collector ??= findCollector();
   collections++;
   collector?.();
@@ -82,13 +91,17 @@ export function allocated(bytes: number): void {
     );
   }
   low = liveBytes;
+  collectAt = low + budgetBytes();
 }
 
 /** Counts the release of `bytes`. */
 export function released(bytes: number): void {
   liveBytes -= bytes;
   liveBlocks--;
-  if (liveBytes < low) low = liveBytes;
+  if (liveBytes < low) {
+    low = liveBytes;
+    if (collectAt >= 0) collectAt = low + budgetBytes();
+  }
   if (liveBytes < windowLow) windowLow = liveBytes;
 }
 
