@@ -93,6 +93,15 @@ export function prebuiltLibraryPaths(): string[] {
 function openDefault(): NativeLibrary {
   const unusable: string[] = [];
   for (const path of binding ? prebuiltLibraryPaths() : []) {
+    try {
+      checkLibraryFile(path, "reinstall @lltm/linux-x64-gnu, or set LLTM_LIBRARY_PATH to a built liblltm");
+    } catch (e) {
+      if (e instanceof LLTMError) {
+        unusable.push(e.message);
+        continue;
+      }
+      // A runtime that may not look at the file (Deno without --allow-read) leaves the check to dlopen.
+    }
     let lib: NativeLibrary;
     try {
       lib = binding!.open(path);
