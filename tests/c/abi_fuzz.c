@@ -1,9 +1,10 @@
 /*
- * abi_fuzz: every public C entry point of liblltm fed valid calls with one
- * argument spoiled (null pointers, ranks 0 and 5, sizes 0 / negative / near
- * 2^62, negative strides and size x stride products past 2^48, addresses at
- * the end of the address space, mismatched shapes, unknown dtypes, devices
- * and flags, scalars out of range, outputs overlapping other arguments), and
+ * abi_fuzz: every public C entry point of liblltm (the sequence calls
+ * included) fed valid calls with one argument spoiled (null pointers, ranks 0
+ * and 5, sizes 0 / negative / near 2^62, negative strides and size x stride
+ * products past 2^48, addresses at the end of the address space, mismatched
+ * shapes, unknown dtypes, devices and flags, scalars and reserves out of
+ * range, outputs overlapping other arguments), and
  * some left valid. Each case checks the status csrc/lltm.h documents, that
  * the message starts with the name of the entry point called, and that no
  * byte of any argument's memory changed (on success: no byte outside the
@@ -45,6 +46,8 @@ static const double kInputFill = 0.5;      /* inputs hold this; they must never 
 typedef struct {
   const char* name;
   int output;              /* written by a successful call */
+  int optional;            /* a NULL descriptor is allowed */
+  int raw;                 /* a sequence reserve: passed as d.data, a plain pointer, not as a descriptor */
   lltm_tensor d;           /* the descriptor (mutations change it) */
   const lltm_tensor* pass; /* what the call gets: &d, or NULL */
   unsigned char* block;    /* GUARD + span + GUARD elements */
@@ -52,15 +55,20 @@ typedef struct {
   lltm_tensor original;    /* the descriptor as built, for the success check */
 } Arg;
 
+/* The entry points with tensor arguments come first (up to F_SEQUENCE_BACKWARD). */
 typedef enum {
-  F_FORWARD, F_BACKWARD, F_BACKWARD_EX, F_COPY, F_FILL, F_AXPY, F_SGD, F_ADAM,
-  F_ALLOC, F_FREE, F_READ, F_WRITE, F_SYNCHRONIZE, F_ABI_CONSTANT, F_COUNT
+  F_FORWARD, F_BACKWARD, F_BACKWARD_EX, F_COPY, F_FILL, F_AXPY, F_SGD, F_ADAM, F_SEQUENCE_FORWARD,
+  F_SEQUENCE_BACKWARD, F_SEQUENCE_RESERVE_BYTES, F_ALLOC, F_FREE, F_READ, F_WRITE, F_SYNCHRONIZE, F_ABI_CONSTANT,
+  F_COUNT
 } Fn;
 
 static const char* const kFnNames[F_COUNT] = {
-    "lltm_forward", "lltm_backward", "lltm_backward_ex", "lltm_copy",         "lltm_fill",
-    "lltm_axpy",    "lltm_sgd_step", "lltm_adam_step",   "lltm_alloc",        "lltm_free",
-    "lltm_read",    "lltm_write",    "lltm_synchronize", "lltm_abi_constant"};
+    "lltm_forward",          "lltm_backward",          "lltm_backward_ex",
+    "lltm_copy",             "lltm_fill",              "lltm_axpy",
+    "lltm_sgd_step",         "lltm_adam_step",         "lltm_sequence_forward",
+    "lltm_sequence_backward", "lltm_sequence_reserve_bytes", "lltm_alloc",
+    "lltm_free",             "lltm_read",              "lltm_write",
+    "lltm_synchronize",      "lltm_abi_constant"};
 
 typedef struct {
   Fn fn;
@@ -69,6 +77,8 @@ typedef struct {
   int n;
   Arg a[MAX_ARGS];
   int momentum_buffer; /* index of sgd's buffer in a[], or -1 */
+  int reserve;         /* index of a sequence call's reserve in a[], or -1 */
+  uint64_t reserve_bytes;
   double lr, momentum, beta1, beta2, eps, value, alpha;
   int64_t step;
   uint32_t flags;
@@ -145,9 +155,10 @@ static void build(Call* c, Fn fn) {
   c->fn = fn;
   c->dtype = c->fill_dtype = below(2) ? LLTM_FLOAT64 : LLTM_FLOAT32;
   c->kind = LLTM_CPU;
-  c->momentum_buffer = -1;
-  const int64_t B = small(), F = small(), S = small(), K = S + F;
+  c->momentum_buffer = c->reserve = -1;
+  const int64_t B = small(), F = small(), S = small(), K = S + F, T = small();
   const int64_t bs[] = {B, S}, bf[] = {B, F}, bk[] = {B, K}, bg[] = {B, 3 * S}, w[] = {3 * S, K}, g[] = {3 * S};
+  const int64_t tbf[] = {T, B, F}, tbs[] = {T, B, S}, reserve[] = {T * B * 5 * S};
   int64_t any[LLTM_MAX_DIMS];
   const int ndim = 1 + (int)below(LLTM_MAX_DIMS);
   for (int d = 0; d < ndim; ++d) any[d] = small();
@@ -219,6 +230,40 @@ static void build(Call* c, Fn fn) {
       c->eps = 1e-8;
       c->step = 1 + (int64_t)below(10);
       break;
+    case F_SEQUENCE_FORWARD:
+      add_tensor(c, "inputs", 0, 3, tbf, 0);
+      add_tensor(c, "weights", 0, 2, w, 0);
+      add_tensor(c, "bias", 0, 1, g, 0);
+      add_tensor(c, "h0", 0, 2, bs, 0);
+      add_tensor(c, "c0", 0, 2, bs, 0);
+      add_tensor(c, "outputs", 1, 3, tbs, 0);
+      add_tensor(c, "last_h", 1, 2, bs, 0);
+      add_tensor(c, "last_cell", 1, 2, bs, 0);
+      /* Inference keeps nothing (the reserve is then ignored); training writes the reserve. */
+      if (below(2)) {
+        c->flags = LLTM_SEQUENCE_TRAINING;
+        c->reserve = c->n;
+        add_tensor(c, "reserve", 1, 1, reserve, 1)->raw = 1;
+        c->reserve_bytes = (uint64_t)(reserve[0] * element_size(c->dtype)) + below(3) * 8;
+      }
+      break;
+    case F_SEQUENCE_BACKWARD:
+      add_tensor(c, "grad_outputs", 0, 3, tbs, 0)->optional = 1;
+      add_tensor(c, "grad_last_h", 0, 2, bs, 0)->optional = 1;
+      add_tensor(c, "grad_last_cell", 0, 2, bs, 0)->optional = 1;
+      c->reserve = c->n;
+      add_tensor(c, "reserve", 0, 1, reserve, 1)->raw = 1;
+      c->reserve_bytes = (uint64_t)(reserve[0] * element_size(c->dtype));
+      add_tensor(c, "inputs", 0, 3, tbf, 0);
+      add_tensor(c, "weights", 0, 2, w, 0);
+      add_tensor(c, "h0", 0, 2, bs, 0);
+      add_tensor(c, "d_inputs", 1, 3, tbf, 0);
+      add_tensor(c, "d_weights", 1, 2, w, 0);
+      add_tensor(c, "d_bias", 1, 1, g, 0);
+      add_tensor(c, "d_h0", 1, 2, bs, 0);
+      add_tensor(c, "d_c0", 1, 2, bs, 0);
+      c->flags = below(2) ? LLTM_ACCUMULATE_PARAM_GRADS : 0;
+      break;
     default:
       break;
   }
@@ -251,6 +296,13 @@ static int32_t invoke(Call* c) {
     case F_ADAM:
       return lltm_adam_step(A(0), A(1), A(2), A(3), c->lr, c->beta1, c->beta2, c->eps, c->step, c->dtype, c->kind,
                             c->index);
+    case F_SEQUENCE_FORWARD:
+      return lltm_sequence_forward(A(0), A(1), A(2), A(3), A(4), A(5), A(6), A(7),
+                                   c->reserve < 0 ? NULL : c->a[c->reserve].d.data, c->reserve_bytes, c->flags,
+                                   c->dtype, c->kind, c->index);
+    case F_SEQUENCE_BACKWARD:
+      return lltm_sequence_backward(A(0), A(1), A(2), c->a[c->reserve].d.data, c->reserve_bytes, A(4), A(5), A(6),
+                                    A(7), A(8), A(9), A(10), A(11), c->flags, c->dtype, c->kind, c->index);
     default:
       return -1;
   }
@@ -273,7 +325,8 @@ static const char* const kMutationNames[M_COUNT] = {
 
 static int has_cuda;
 
-static int typed(Fn fn) { return fn <= F_ADAM; }
+static int typed(Fn fn) { return fn <= F_SEQUENCE_BACKWARD; }
+static int is_sequence(Fn fn) { return fn == F_SEQUENCE_FORWARD || fn == F_SEQUENCE_BACKWARD; }
 static int is_optimizer(Fn fn) { return fn == F_SGD || fn == F_ADAM; }
 static int is_lltm(Fn fn) { return fn == F_FORWARD || fn == F_BACKWARD || fn == F_BACKWARD_EX; }
 
@@ -284,6 +337,14 @@ static int random_checked_arg(const Call* c) {
   for (;;) {
     const int i = (int)below((uint64_t)c->n);
     if (checked(c, i)) return i;
+  }
+}
+
+/* A checked argument with a descriptor (not a reserve), for the descriptor mutations. */
+static int random_descriptor(const Call* c) {
+  for (;;) {
+    const int i = random_checked_arg(c);
+    if (!c->a[i].raw) return i;
   }
 }
 
@@ -311,8 +372,10 @@ static int mutate(Call* c, Mutation m, Expectation* e) {
     case M_NONE:
       return 1;
     case M_NULL_DESCRIPTOR: {
-      c->a[random_checked_arg(c)].pass = NULL;
-      e->status = LLTM_ERR_NULL_POINTER;
+      /* An optional gradient may be NULL (zeros). */
+      Arg* a = &c->a[random_descriptor(c)];
+      a->pass = NULL;
+      e->status = a->optional ? LLTM_OK : LLTM_ERR_NULL_POINTER;
       return 1;
     }
     case M_NULL_DATA: {
@@ -321,25 +384,25 @@ static int mutate(Call* c, Mutation m, Expectation* e) {
       return 1;
     }
     case M_NDIM: {
-      c->a[random_checked_arg(c)].d.ndim = PICK(kBadNdim);
+      c->a[random_descriptor(c)].d.ndim = PICK(kBadNdim);
       e->status = LLTM_ERR_INVALID_SHAPE;
       return 1;
     }
     case M_SIZE: {
-      Arg* a = &c->a[random_checked_arg(c)];
+      Arg* a = &c->a[random_descriptor(c)];
       a->d.sizes[below((uint64_t)a->d.ndim)] = PICK(kBadSize);
       e->status = LLTM_ERR_INVALID_SHAPE;
       return 1;
     }
     case M_STRIDE: {
-      Arg* a = &c->a[random_checked_arg(c)];
+      Arg* a = &c->a[random_descriptor(c)];
       a->d.strides[below((uint64_t)a->d.ndim)] = PICK(kBadStride);
       e->status = LLTM_ERR_INVALID_SHAPE;
       return 1;
     }
     case M_SPAN_OVERFLOW: {
       /* size and stride each within 2^48, their product (size - 1) x stride at least 2^48 (up to 2^96). */
-      Arg* a = &c->a[random_checked_arg(c)];
+      Arg* a = &c->a[random_descriptor(c)];
       const int64_t d = (int64_t)below((uint64_t)a->d.ndim);
       const int64_t size = 2 + (int64_t)below((uint64_t)limit - 1);
       const int64_t least = (limit + size - 2) / (size - 1);
@@ -349,12 +412,14 @@ static int mutate(Call* c, Mutation m, Expectation* e) {
       return 1;
     }
     case M_ADDRESS_WRAP: {
-      c->a[random_checked_arg(c)].d.data = (void*)(UINTPTR_MAX - below(8));
-      e->status = LLTM_ERR_INVALID_SHAPE;
+      /* A reserve past the end is an argument error; a descriptor's, a shape error. */
+      Arg* a = &c->a[random_checked_arg(c)];
+      a->d.data = (void*)(UINTPTR_MAX - below(8));
+      e->status = a->raw ? LLTM_ERR_INVALID_ARGUMENT : LLTM_ERR_INVALID_SHAPE;
       return 1;
     }
     case M_OUTPUT_STRIDE_0: {
-      const int i = random_checked_arg(c);
+      const int i = random_descriptor(c);
       Arg* a = &c->a[i];
       if (!a->output) return 0;
       for (int64_t d = 0; d < a->d.ndim; ++d)
@@ -367,7 +432,7 @@ static int mutate(Call* c, Mutation m, Expectation* e) {
     }
     case M_MISMATCH: {
       if (fn == F_FILL) return 0;
-      const int i = random_checked_arg(c);
+      const int i = random_descriptor(c);
       if (is_optimizer(fn) && i == 0) return 0; /* param sets the sizes the others must match */
       Arg* a = &c->a[i];
       a->d.sizes[below((uint64_t)a->d.ndim)] += 1 + (int64_t)below(3);
@@ -376,7 +441,7 @@ static int mutate(Call* c, Mutation m, Expectation* e) {
     }
     case M_RANK: {
       if (fn == F_FILL) return 0;
-      const int i = random_checked_arg(c);
+      const int i = random_descriptor(c);
       if (is_optimizer(fn) && i == 0) return 0;
       Arg* a = &c->a[i];
       if (a->d.ndim < LLTM_MAX_DIMS && (a->d.ndim == 1 || below(2))) {
@@ -392,7 +457,7 @@ static int mutate(Call* c, Mutation m, Expectation* e) {
     }
     case M_NONCONTIGUOUS: {
       if (!is_optimizer(fn)) return 0;
-      Arg* a = &c->a[random_checked_arg(c)];
+      Arg* a = &c->a[random_descriptor(c)];
       for (int64_t d = a->d.ndim - 1; d >= 0; --d)
         if (a->d.sizes[d] > 1) {
           a->d.strides[d] *= 2;
@@ -430,8 +495,10 @@ static int mutate(Call* c, Mutation m, Expectation* e) {
       e->status = LLTM_ERR_BACKEND_UNAVAILABLE;
       return 1;
     case M_FLAGS:
-      if (fn != F_BACKWARD_EX) return 0;
-      c->flags = (uint32_t)(next_random() | 2u) & ~(below(2) ? 0u : LLTM_ACCUMULATE_PARAM_GRADS);
+      if (fn != F_BACKWARD_EX && !is_sequence(fn)) return 0;
+      /* Bit 0 is each call's one flag (LLTM_ACCUMULATE_PARAM_GRADS, LLTM_SEQUENCE_TRAINING); it stays as built. */
+      c->flags = (uint32_t)(next_random() | 2u) & ~1u;
+      if (fn == F_SEQUENCE_FORWARD ? c->reserve >= 0 : (below(2) != 0)) c->flags |= 1u;
       e->status = LLTM_ERR_INVALID_ARGUMENT;
       return 1;
     case M_SCALAR: {
@@ -439,7 +506,12 @@ static int mutate(Call* c, Mutation m, Expectation* e) {
       static const double kBadFraction[] = {1.0, -0.1, NAN, 2.0, INFINITY};
       static const double kBadEps[] = {-1.0, NAN, INFINITY};
       static const int64_t kBadStep[] = {0, -1, INT64_MIN};
-      if (fn == F_SGD) {
+      if (is_sequence(fn)) {
+        /* A reserve smaller than the sizes need. */
+        if (c->reserve < 0) return 0;
+        const uint64_t need = (uint64_t)(c->a[c->reserve].d.sizes[0] * element_size(c->dtype));
+        c->reserve_bytes = below(need);
+      } else if (fn == F_SGD) {
         if (below(2))
           c->lr = PICK(kBadRate);
         else
@@ -687,6 +759,40 @@ static void fuzz_abi_constant(uint64_t* cases) {
   ++*cases;
 }
 
+static void fuzz_sequence_reserve_bytes(uint64_t* cases) {
+  static const int64_t kBadCount[] = {0, -1, INT64_MIN};
+  static const int32_t kBadDtype[] = {2, -1, INT32_MAX};
+  const Call c = {.fn = F_SEQUENCE_RESERVE_BYTES};
+  int64_t sizes[4] = {small(), small(), small(), small()}; /* T, B, F, S */
+  int32_t dtype = below(2) ? LLTM_FLOAT64 : LLTM_FLOAT32, kind = LLTM_CPU, index = 0, expected = LLTM_OK;
+  int null_bytes = 0;
+  Mutation m = M_NONE;
+  switch (below(7)) {
+    case 0: null_bytes = 1; expected = LLTM_ERR_NULL_POINTER; m = M_NULL_DATA; break;
+    case 1: sizes[below(4)] = PICK(kBadCount); expected = LLTM_ERR_INVALID_ARGUMENT; m = M_SIZE; break;
+    case 2: /* T*B*5*S past 63 bits */
+      sizes[0] = sizes[1] = INT64_C(1) << (21 + below(20));
+      sizes[3] = INT64_C(1) << (21 + below(20));
+      expected = LLTM_ERR_INVALID_ARGUMENT;
+      m = M_SPAN_OVERFLOW;
+      break;
+    case 3: dtype = PICK(kBadDtype); expected = LLTM_ERR_INVALID_DTYPE; m = M_DTYPE; break;
+    case 4: kind = 9; expected = LLTM_ERR_INVALID_DEVICE; m = M_KIND; break;
+    case 5:
+      if (has_cuda) break;
+      kind = LLTM_CUDA; expected = LLTM_ERR_BACKEND_UNAVAILABLE; m = M_NO_CUDA; break;
+    default: break;
+  }
+  uint64_t bytes = 77;
+  const Expectation e = {expected, {NULL, NULL}};
+  check_status(&c, m, &e,
+               lltm_sequence_reserve_bytes(sizes[0], sizes[1], sizes[2], sizes[3], dtype, kind, index,
+                                           null_bytes ? NULL : &bytes));
+  const uint64_t want = expected == LLTM_OK ? (uint64_t)(sizes[0] * sizes[1] * 5 * sizes[3] * element_size(dtype)) : 0;
+  if (!null_bytes && bytes != want) report(&c, m, "*bytes is not T*B*5*S elements (or 0 after a failure)");
+  ++*cases;
+}
+
 /* float32 activations of NaN (exp's bit tricks once shifted a signed value
  * out of range on NaN, which UndefinedBehaviorSanitizer traps): NaN out. */
 static void nan_forward(void) {
@@ -733,6 +839,7 @@ int main(int argc, char** argv) {
       case F_WRITE: fuzz_transfer(&cases, fn); break;
       case F_SYNCHRONIZE: fuzz_synchronize(&cases); break;
       case F_ABI_CONSTANT: fuzz_abi_constant(&cases); break;
+      case F_SEQUENCE_RESERVE_BYTES: fuzz_sequence_reserve_bytes(&cases); break;
       default: {
         Call c;
         build(&c, fn);
@@ -755,7 +862,7 @@ int main(int argc, char** argv) {
   }
   printf("abi_fuzz: %llu cases (seed %llu), %ld failures\n", (unsigned long long)cases, (unsigned long long)seed,
          failures);
-  for (int f = 0; f < F_COUNT; ++f) printf("  %-18s %llu\n", kFnNames[f], (unsigned long long)per_fn[f]);
+  for (int f = 0; f < F_COUNT; ++f) printf("  %-28s %llu\n", kFnNames[f], (unsigned long long)per_fn[f]);
   for (int m = 0; m < M_COUNT; ++m) printf("  %-20s %llu\n", kMutationNames[m], (unsigned long long)per_mutation[m]);
   return failures == 0 ? 0 : 1;
 }
