@@ -12,7 +12,7 @@
 import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 
-import { LLTMError } from "./errors.ts";
+import { LLTMError, permissionError } from "./errors.ts";
 import { ownerAlive, self } from "./owner.ts";
 
 /** The host's name as it may appear in a file name. */
@@ -23,6 +23,8 @@ function fileHost(): string {
 /** An LLTMError with code "IO" for a failed file operation, naming the path and the system's reason. */
 export function ioError(where: string, path: string, e: unknown): LLTMError {
   if (e instanceof LLTMError) return e;
+  const denied = permissionError(e, `${where}: ${path}`);
+  if (denied) return denied;
   const code = (e as { code?: string }).code;
   const reason = code ? `${code}: ${(e as Error).message}` : String(e);
   return new LLTMError("IO", `${where}: ${path}: ${reason}`);

@@ -6,29 +6,38 @@
  * changed file rebuilds only what depends on it); then makes the result the
  * library this process uses.
  *
+ * The CUDA backend is built only when asked for (`cuda: true`) or when a GPU
+ * is present and nvcc is found; a build prints one line per step, so that a
+ * minute's compile is not a minute of silence.
+ *
  * The cache is LLTM_CACHE_DIR, else $XDG_CACHE_HOME/lltm, else ~/.cache/lltm.
  * Processes building at once take turns through a lock that names its owner
  * (ts/build_lock.ts), taken over with a message when the owner is gone; the
  * up-to-date stamp is written by an atomic rename, after the build; a cached
  * library that is not complete (ts/native/library_file.ts) is rebuilt.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, relative } from "node:path";
 
 import { acquireLock } from "./build_lock.ts";
-import { LLTMError } from "./errors.ts";
+import { LLTMError, permissionError } from "./errors.ts";
 import { environment, libraryFile, libraryFilesProblem, useLibrary } from "./native/index.ts";
 
 export interface LoadOptions {
   /** Print each step, and the build's own output. */
   verbose?: boolean;
+  /** Print the build's progress, one line per compiled file (default true; the build takes about a minute). */
+  progress?: boolean;
   /** Where builds are cached (default: LLTM_CACHE_DIR, $XDG_CACHE_HOME/lltm or ~/.cache/lltm). */
   cacheDir?: string;
-  /** Build the CUDA backend: "auto" (when nvcc is found), "on" or "off". */
-  cuda?: "auto" | "on" | "off";
+  /**
+   * Build the CUDA backend: true or "on"; false or "off"; "auto" (the
+   * default): when this machine has an NVIDIA GPU and nvcc is found.
+   */
+  cuda?: boolean | "auto" | "on" | "off";
   buildType?: "Release" | "Debug";
   /** The project folder holding CMakeLists.txt, csrc/ and cuda/ (default: this package). */
   sourceDir?: string;
@@ -51,6 +60,14 @@ export interface LoadResult {
 const SOURCE_ROOTS = ["CMakeLists.txt", "cmake", "csrc", "cuda"];
 
 export async function load(options: LoadOptions = {}): Promise<LoadResult> {
+  try {
+    return await build(options);
+  } catch (e) {
+    throw permissionError(e, "load()") ?? e;
+  }
+}
+
+async function build(options: LoadOptions): Promise<LoadResult> {
   const say = (message: string) => {
     if (options.verbose) console.log(`lltm: ${message}`);
   };
@@ -59,7 +76,7 @@ export async function load(options: LoadOptions = {}): Promise<LoadResult> {
   const sourceDir = options.sourceDir ?? decodeURIComponent(new URL("..", import.meta.url).pathname);
   const cacheDir = options.cacheDir ?? environment("LLTM_CACHE_DIR") ??
     join(environment("XDG_CACHE_HOME") ?? join(homedir(), ".cache"), "lltm");
-  const cuda = (options.cuda ?? "auto").toUpperCase();
+  const cuda = cudaSetting(options.cuda ?? "auto");
   const buildType = options.buildType ?? "Release";
   const ninja = spawnSync("ninja", ["--version"]).status === 0;
 
@@ -70,7 +87,11 @@ export async function load(options: LoadOptions = {}): Promise<LoadResult> {
   const sources = sourceHash(sourceDir);
   const stamp = join(buildDir, "stamp");
   const library = join(buildDir, "lib", libraryFile);
-  say(`sources ${sources.slice(0, 12)}, build folder ${buildDir}`);
+  say(`sources ${sources.slice(0, 12)}, build folder ${buildDir}, CUDA ${cuda}`);
+  const progress = (line: string) => {
+    if (options.verbose) console.log(line);
+    else if (options.progress !== false && /^\[\s*\d+(\/\d+|%)\]/.test(line)) console.error(`lltm: ${line}`);
+  };
 
   // Why the cached build cannot be used as it is, or undefined when it can. A library that is there but
   // incomplete (a link that was killed, a disk that filled) would pass dlopen and kill the process with SIGBUS.
@@ -101,22 +122,24 @@ export async function load(options: LoadOptions = {}): Promise<LoadResult> {
           for (const f of readdirSync(join(buildDir, "lib"))) rmSync(join(buildDir, "lib", f), { recursive: true, force: true });
           rmSync(stamp, { force: true });
         }
-        const run = (args: string[]) => {
+        if (options.progress !== false && !options.verbose) {
+          console.error(`lltm: building the native library (CPU${cuda === "ON" ? " and CUDA" : ""}) into ${buildDir}`);
+        }
+        const run = async (args: string[]) => {
           say(`$ cmake ${args.join(" ")}`);
-          const r = spawnSync("cmake", args, { encoding: "utf8" });
-          log += (r.stdout ?? "") + (r.stderr ?? "");
-          if (options.verbose) process.stdout.write((r.stdout ?? "") + (r.stderr ?? ""));
-          if (r.error) throw new LLTMError("INTERNAL", `load: cmake could not run (${r.error.message}); install CMake >= 3.24`);
+          const r = await runStreaming("cmake", args, progress);
+          log += r.output;
+          if (r.error) throw new LLTMError("INTERNAL", `load: cmake could not run (${r.error}); install CMake >= 3.24`);
           if (r.status !== 0) {
             const how = r.signal ? `killed by ${r.signal}` : `exit status ${r.status}`;
-            throw new LLTMError("INTERNAL", `load: the build failed (cmake ${args[0]}, ${how}):\n${(r.stdout ?? "") + (r.stderr ?? "")}`);
+            throw new LLTMError("INTERNAL", `load: the build failed (cmake ${args[0]}, ${how}):\n${r.output}`);
           }
         };
         if (!existsSync(join(buildDir, "CMakeCache.txt"))) {
-          run(["-S", sourceDir, "-B", buildDir, ...(ninja ? ["-G", "Ninja"] : []), `-DCMAKE_BUILD_TYPE=${buildType}`,
+          await run(["-S", sourceDir, "-B", buildDir, ...(ninja ? ["-G", "Ninja"] : []), `-DCMAKE_BUILD_TYPE=${buildType}`,
             `-DLLTM_CUDA=${cuda}`, `-DLLTM_OUTPUT_DIR=${join(buildDir, "lib")}`]);
         }
-        run(["--build", buildDir, "--parallel"]);
+        await run(["--build", buildDir, "--parallel"]);
         const problem = libraryFilesProblem(library);
         if (problem !== undefined) throw new LLTMError("INTERNAL", `load: the build produced no complete library: ${problem}`);
         await writable(cacheDir, () => {
@@ -136,6 +159,52 @@ export async function load(options: LoadOptions = {}): Promise<LoadResult> {
     say(inUse ? `loaded ${library}` : `built ${library}, but another lltm library is already in use in this process`);
   }
   return { path: library, rebuilt, inUse, buildDir, log };
+}
+
+/** ON or OFF: "auto" builds CUDA only where a GPU and nvcc both are. */
+function cudaSetting(setting: NonNullable<LoadOptions["cuda"]>): "ON" | "OFF" {
+  if (setting === true || setting === "on") return "ON";
+  if (setting === false || setting === "off") return "OFF";
+  if (setting !== "auto") {
+    throw new LLTMError("INVALID_ARGUMENT", `load: 'cuda' must be true, false, "auto", "on" or "off", got ${JSON.stringify(setting)}`);
+  }
+  return gpuPresent() && spawnSync("nvcc", ["--version"]).status === 0 ? "ON" : "OFF";
+}
+
+/** Whether this machine has an NVIDIA GPU (its driver lists one). */
+function gpuPresent(): boolean {
+  try {
+    if (readdirSync("/proc/driver/nvidia/gpus").length > 0) return true;
+  } catch {
+    // No driver folder: ask nvidia-smi, which other systems have.
+  }
+  const r = spawnSync("nvidia-smi", ["-L"], { encoding: "utf8" });
+  return r.status === 0 && /GPU \d/.test(r.stdout ?? "");
+}
+
+/** Runs a command, handing each line of its output to `onLine` as it comes. */
+function runStreaming(
+  command: string, args: string[], onLine: (line: string) => void,
+): Promise<{ output: string; status: number | null; signal: string | null; error?: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
+    let output = "", pending = "";
+    const take = (chunk: Buffer) => {
+      const text = chunk.toString("utf8");
+      output += text;
+      pending += text;
+      const lines = pending.split("\n");
+      pending = lines.pop()!;
+      for (const line of lines) onLine(line);
+    };
+    child.stdout.on("data", take);
+    child.stderr.on("data", take);
+    child.on("error", (e) => resolve({ output, status: null, signal: null, error: e.message }));
+    child.on("close", (status, signal) => {
+      if (pending) onLine(pending);
+      resolve({ output, status, signal });
+    });
+  });
 }
 
 function sha256(text: string | Uint8Array): string {

@@ -8,6 +8,7 @@
 import { Device, type DeviceLike } from "./device.ts";
 import { type DType, isDType, itemSize, typedArray } from "./dtype.ts";
 import { LLTMError } from "./errors.ts";
+import { denoInspect, formatTensor, nodeInspect } from "./inspect.ts";
 import { MAX_DIMS } from "./native/constants.ts";
 import * as native from "./native/index.ts";
 import { Random } from "./random.ts";
@@ -179,6 +180,16 @@ export class Tensor implements native.NativeTensor {
 
   toString(): string {
     return `Tensor(${this.dtype}, [${this.shape.join(", ")}], ${this.device}${this.isDisposed ? ", disposed" : ""})`;
+  }
+
+  /** What console.log prints under Node and Bun: dtype, device, shape and values. */
+  [nodeInspect](): string {
+    return formatTensor(this);
+  }
+
+  /** What console.log prints under Deno. */
+  [denoInspect](): string {
+    return formatTensor(this);
   }
 
   // ---- views ----

@@ -1,8 +1,25 @@
 /** The Deno binding of the C ABI, over Deno.dlopen. Needs --allow-ffi. */
 import { type ArgKind, bindFunctions, type NativeLibrary, type ReturnKind, symbols } from "./symbols.ts";
 
+/**
+ * The part of Deno's FFI this binding uses, declared here so that compiling
+ * lltm (or a consumer of its types) needs no Deno namespace types.
+ */
+type DenoPointer = object | null;
+interface DenoFFI {
+  dlopen(
+    path: string,
+    symbols: Record<string, { parameters: string[]; result: string }>,
+  ): { symbols: Record<string, (...args: unknown[]) => unknown> };
+  UnsafePointer: { create(address: bigint): DenoPointer };
+  UnsafePointerView: {
+    getCString(pointer: NonNullable<DenoPointer>): string;
+    getArrayBuffer(pointer: NonNullable<DenoPointer>, bytes: number): ArrayBuffer;
+  };
+}
+
 // Addresses travel as usize so that they stay plain numbers, as under Bun.
-const argTypes: Record<ArgKind, Deno.NativeType> = {
+const argTypes: Record<ArgKind, string> = {
   ptr: "usize",
   buffer: "buffer",
   i32: "i32",
@@ -11,29 +28,30 @@ const argTypes: Record<ArgKind, Deno.NativeType> = {
   u64: "u64",
   f64: "f64",
 };
-const returnTypes: Record<ReturnKind, Deno.NativeResultType> = {
+const returnTypes: Record<ReturnKind, string> = {
   i32: "i32",
   u32: "u32",
   cstring: "pointer",
 };
 
 export function open(path: string): NativeLibrary {
-  const spec: Record<string, Deno.ForeignFunction> = {};
+  const deno = (globalThis as unknown as { Deno: DenoFFI }).Deno;
+  const spec: Record<string, { parameters: string[]; result: string }> = {};
   for (const [name, s] of Object.entries(symbols)) {
     spec[name] = { parameters: s.args.map((a) => argTypes[a]), result: returnTypes[s.returns] };
   }
-  const lib = Deno.dlopen(path, spec);
-  const functions = bindFunctions<Deno.PointerValue>(
-    lib.symbols as unknown as Record<string, (...args: unknown[]) => unknown>,
-    (p) => (p === null ? "" : Deno.UnsafePointerView.getCString(p)),
+  const lib = deno.dlopen(path, spec);
+  const functions = bindFunctions<DenoPointer>(
+    lib.symbols,
+    (p) => (p === null ? "" : deno.UnsafePointerView.getCString(p)),
   );
   return {
     ...functions,
     path,
     view: (address: number, bytes: number) => {
-      const pointer = Deno.UnsafePointer.create(BigInt(address));
+      const pointer = deno.UnsafePointer.create(BigInt(address));
       if (pointer === null) throw new Error("view of a null address");
-      return Deno.UnsafePointerView.getArrayBuffer(pointer, bytes);
+      return deno.UnsafePointerView.getArrayBuffer(pointer, bytes);
     },
   };
 }

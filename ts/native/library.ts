@@ -8,7 +8,7 @@
  * package works before anything is built. The CUDA backend, liblltm_cuda, is
  * found by liblltm itself next to its own file.
  */
-import { LLTMError } from "../errors.ts";
+import { LLTMError, permissionError } from "../errors.ts";
 import { headerConstants, layoutConstants } from "./constants.ts";
 import { checkLibraryFile } from "./library_file.ts";
 import type { NativeLibrary } from "./symbols.ts";
@@ -136,7 +136,7 @@ export async function prepareBinding(): Promise<void> {
     binding = {
       open() {
         throw new LLTMError(
-          "BACKEND_UNAVAILABLE",
+          "LIBRARY_UNAVAILABLE",
           `lltm runs under Bun, Deno or Node >= 26; this runtime (${g.navigator?.userAgent ?? "unknown"}) is none of them`,
         );
       },
@@ -155,6 +155,8 @@ function open(path: string, fromOverride: boolean): NativeLibrary {
     lib = binding.open(path);
   } catch (e) {
     if (e instanceof LLTMError) throw e;
+    const denied = permissionError(e, `lltm: opening the native library ${path}`);
+    if (denied) throw denied;
     const how = fromOverride
       ? "LLTM_LIBRARY_PATH points to a missing or unloadable file; unset it or point it at a built liblltm"
       : "build it with `npm run build` (or `bun run build`), call `await load()`, or set LLTM_LIBRARY_PATH to a built liblltm";

@@ -100,7 +100,7 @@ function nodeFFI(): NodeFFI {
   const how = major < 26
     ? `lltm needs Node >= 26 (node:ffi); this is Node ${version}`
     : `node:ffi is not enabled in Node ${version}; run node with --experimental-ffi`;
-  throw new LLTMError("BACKEND_UNAVAILABLE", `${how} (or use Bun or Deno)`);
+  throw new LLTMError("LIBRARY_UNAVAILABLE", `${how} (or use Bun or Deno)`);
 }
 
 export function open(path: string): NativeLibrary {
