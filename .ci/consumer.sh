@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# The package as a user gets it: pack lltm (and any per-platform package under
+# packages/), install the tarballs into a new project outside the repository,
+# and there train a few steps from Bun, Deno and Node, each importing "lltm" by
+# name, and type-check a consumer file with no Bun, Deno or Node types. Only
+# the tarballs come from the repository; the runtimes come from npm, at the
+# versions the repository pins.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d "${TMPDIR:-/tmp}/lltm-consumer-XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/tarballs" "$work/app"
+
+cd "$repo"
+pin() { node -p "require('./package.json').devDependencies['$1']"; }
+tools=("bun@$(pin bun)" "deno@$(pin deno)" "node@$(pin node)" "typescript@$(pin typescript)")
+npm pack --silent --pack-destination "$work/tarballs" >/dev/null
+for dir in packages/*/; do
+  [ -f "$dir/package.json" ] && npm pack --silent --pack-destination "$work/tarballs" "./$dir" >/dev/null
+done
+echo "consumer: packed $(cd "$work/tarballs" && echo *.tgz)"
+
+cd "$work/app"
+cat > package.json <<'EOF'
+{ "name": "lltm-consumer", "private": true, "type": "module" }
+EOF
+npm install --silent --no-audit --no-fund "$work"/tarballs/*.tgz "${tools[@]}" 2>&1 | grep -v "^npm warn" || true
+
+# The training, as TypeScript (Bun, Deno) and as JavaScript (Node).
+cat > train.ts <<'EOF'
+import { Adam, LLTM, load, Tensor } from "lltm";
+
+const runtime = "Bun" in globalThis ? "Bun" : "Deno" in globalThis ? "Deno" : "Node";
+await load();
+const B = 16, F = 3, S = 8;
+using model = new LLTM(F, S, { seed: 0 });
+using optimizer = new Adam(model.parameters(), { lr: 0.05 });
+using input = Tensor.randn([B, F], { seed: 1 });
+const target = Tensor.rand([B, S], { seed: 2 }).toTypedArray();
+using gradCell = Tensor.zeros([B, S]);
+const losses: number[] = [];
+for (let step = 0; step < 25; step++) {
+  const [h0, c0] = model.initialState(B);
+  using out = model.forward(input, [h0, c0]);
+  const h = out.newH.toTypedArray();
+  const grad = new Float32Array(B * S);
+  let loss = 0;
+  for (let i = 0; i < h.length; i++) {
+    loss += (h[i]! - target[i]!) ** 2 / h.length;
+    grad[i] = (2 * (h[i]! - target[i]!)) / h.length;
+  }
+  using gradH = Tensor.fromTypedArray(grad, [B, S]);
+  model.zeroGrad();
+  using grads = out.backward(gradH, gradCell);
+  optimizer.step();
+  h0.dispose();
+  c0.dispose();
+  losses.push(loss);
+}
+const first = losses[0]!, last = losses[losses.length - 1]!;
+console.log(`${runtime}: loss ${first.toFixed(4)} -> ${last.toFixed(4)} in ${losses.length} steps`);
+if (!(last < 0.5 * first)) throw new Error(`${runtime}: the loss did not fall`);
+EOF
+cat > train.mjs <<'EOF'
+import { Adam, LLTM, load, Tensor } from "lltm";
+
+await load();
+const B = 16, F = 3, S = 8;
+const model = new LLTM(F, S, { seed: 0 });
+const optimizer = new Adam(model.parameters(), { lr: 0.05 });
+const input = Tensor.randn([B, F], { seed: 1 });
+const target = Tensor.rand([B, S], { seed: 2 }).toTypedArray();
+const gradCell = Tensor.zeros([B, S]);
+const losses = [];
+for (let step = 0; step < 25; step++) {
+  const [h0, c0] = model.initialState(B);
+  const out = model.forward(input, [h0, c0]);
+  const h = out.newH.toTypedArray();
+  const grad = new Float32Array(B * S);
+  let loss = 0;
+  for (let i = 0; i < h.length; i++) {
+    loss += (h[i] - target[i]) ** 2 / h.length;
+    grad[i] = (2 * (h[i] - target[i])) / h.length;
+  }
+  const gradH = Tensor.fromTypedArray(grad, [B, S]);
+  model.zeroGrad();
+  out.backward(gradH, gradCell).dispose();
+  optimizer.step();
+  for (const t of [gradH, out, h0, c0]) t.dispose();
+  losses.push(loss);
+}
+for (const t of [gradCell, input, optimizer, model]) t.dispose();
+const first = losses[0], last = losses[losses.length - 1];
+console.log(`Node: loss ${first.toFixed(4)} -> ${last.toFixed(4)} in ${losses.length} steps`);
+if (!(last < 0.5 * first)) throw new Error("Node: the loss did not fall");
+EOF
+
+# What a TypeScript user writes, checked with no runtime's types at all.
+cat > consumer.ts <<'EOF'
+import { backendInfo, type DType, LLTM, LLTMError, lltmBackward, lltmForward, load, type LoadResult, Tensor } from "lltm";
+
+export async function demo(dtype: DType): Promise<number[]> {
+  const built: LoadResult = await load({ cuda: false, progress: false });
+  const input = Tensor.randn([2, 3], { dtype, seed: 1 });
+  const model = new LLTM(3, 4, { dtype });
+  const [h, c] = model.initialState(2);
+  const out = lltmForward(input, model.weights, model.bias, h, c);
+  const grads = lltmBackward(out.newH, out.newCell, out.newCell, out.inputGate, out.outputGate, out.candidateCell,
+    out.X, out.gateWeights, model.weights);
+  const shape: readonly number[] = grads.dWeights.shape;
+  if (!(built.path && backendInfo().cpu)) throw new LLTMError("BACKEND_UNAVAILABLE", "no CPU backend");
+  return [...shape];
+}
+EOF
+cat > tsconfig.json <<'EOF'
+{
+  "compilerOptions": {
+    "target": "ES2022", "module": "NodeNext", "moduleResolution": "NodeNext",
+    "lib": ["ES2022", "ESNext.Disposable"], "types": [],
+    "strict": true, "noEmit": true, "skipLibCheck": false
+  },
+  "files": ["consumer.ts"]
+}
+EOF
+
+export LLTM_CACHE_DIR="$work/cache"
+node_modules/.bin/bun train.ts
+node_modules/.bin/deno run --allow-ffi --allow-read --allow-write --allow-run --allow-env train.ts
+node_modules/.bin/node --disable-warning=ExperimentalWarning train.mjs
+node_modules/.bin/tsc -p tsconfig.json
+echo "consumer: tsc --noEmit of a consumer file with no runtime types: ok"
