@@ -9,8 +9,8 @@ export type DeviceLike = Device | "cpu" | "cuda" | `cuda:${number}`;
 const MAX_INDEX = 2 ** 31 - 1;
 
 export class Device {
-  private static readonly cache = new Map<string, Device>();
-  static readonly cpu = new Device("cpu", 0);
+  private static readonly cache: Map<string, Device> = new Map();
+  static readonly cpu: Device = new Device("cpu", 0);
 
   readonly kind: DeviceKind;
   readonly index: number;
