@@ -129,3 +129,21 @@ node_modules/.bin/deno run --allow-ffi --allow-read --allow-write --allow-run --
 node_modules/.bin/node --disable-warning=ExperimentalWarning train.mjs
 node_modules/.bin/tsc -p tsconfig.json
 echo "consumer: tsc --noEmit of a consumer file with no runtime types: ok"
+
+# Every ts block of the README, as the package ships it, under each runtime,
+# with the library that load() built above.
+export LLTM_LIBRARY_PATH="$(ls "$LLTM_CACHE_DIR"/build-*/lib/liblltm.so | head -1)"
+node -e '
+  const fs = require("node:fs");
+  const text = fs.readFileSync("node_modules/lltm/README.md", "utf8");
+  const blocks = [...text.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
+  if (blocks.length === 0) throw new Error("the README has no ts block");
+  blocks.forEach((code, i) => fs.writeFileSync(`readme-${i + 1}.ts`, code));
+'
+quietly() { "$@" > run.log 2>&1 || { cat run.log; echo "consumer: failed: $*"; exit 1; }; }
+for block in readme-*.ts; do
+  quietly node_modules/.bin/bun "$block"
+  quietly node_modules/.bin/deno run --allow-ffi --allow-read --allow-write --allow-run --allow-env --allow-sys "$block"
+  quietly node_modules/.bin/node --disable-warning=ExperimentalWarning "$block"
+  echo "consumer: README block $block ran under Bun, Deno and Node"
+done

@@ -24,7 +24,9 @@ import { forward, type Sizes, workload } from "./workload.ts";
 
 const usage =
   "usage: bun scripts/bench.ts [ref|cpu|cuda] [-b 16] [-f 32] [-s 128] [-r 100] [-w 10] [--seq T] [--scale s|ms|us] [-d] [--json FILE]";
-const args = parseArgs(process.argv.slice(2), ["-b", "-f", "-s", "-r", "-w", "--seq", "--scale", "--json"], usage);
+const args = parseArgs(process.argv.slice(2), {
+  values: ["-b", "-f", "-s", "-r", "-w", "--seq", "--scale", "--json"], flags: ["-d"], positionals: true,
+}, usage);
 const variant = args.positional[0] ?? "cpu";
 if (!["ref", "cpu", "cuda"].includes(variant)) fail(`variant must be ref, cpu or cuda, got ${variant}`, usage);
 const sizes: Sizes = { batch: intArg(args, "-b", 16, usage), features: intArg(args, "-f", 32, usage), state: intArg(args, "-s", 128, usage) };

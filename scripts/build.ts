@@ -10,7 +10,7 @@ import { spawnSync } from "node:child_process";
 import { fail, parseArgs } from "./args.ts";
 
 const usage = "usage: bun scripts/build.ts [--cuda auto|on|off] [--debug] [--if-needed] [--clean]";
-const args = parseArgs(process.argv.slice(2), ["--cuda"], usage);
+const args = parseArgs(process.argv.slice(2), { values: ["--cuda"], flags: ["--debug", "--if-needed", "--clean"] }, usage);
 const cuda = (args.values.get("--cuda") ?? process.env.LLTM_CUDA ?? "auto").toUpperCase();
 if (!["AUTO", "ON", "OFF"].includes(cuda)) fail(`--cuda must be auto, on or off, got ${cuda}`, usage);
 const root = new URL("..", import.meta.url).pathname;

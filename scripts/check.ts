@@ -9,7 +9,7 @@ import { intArg, parseArgs } from "./args.ts";
 import { forward, workload } from "./workload.ts";
 
 const usage = "usage: bun scripts/check.ts forward backward [--cuda] [-v] [-b 3] [-f 17] [-s 5]";
-const args = parseArgs(process.argv.slice(2), ["-b", "-f", "-s"], usage);
+const args = parseArgs(process.argv.slice(2), { values: ["-b", "-f", "-s"], flags: ["--cuda", "-v"], positionals: true }, usage);
 const passes = args.positional.length ? args.positional : ["forward", "backward"];
 const sizes = { batch: intArg(args, "-b", 3, usage), features: intArg(args, "-f", 17, usage), state: intArg(args, "-s", 5, usage) };
 const device = args.flags.has("--cuda") ? "cuda" : "cpu";

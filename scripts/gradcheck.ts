@@ -8,7 +8,7 @@ import { gradcheck } from "../ts/index.ts";
 import { intArg, parseArgs } from "./args.ts";
 
 const usage = "usage: bun scripts/gradcheck.ts [--cuda] [-b 3] [-f 4] [-s 5] [--seed 0]";
-const args = parseArgs(process.argv.slice(2), ["-b", "-f", "-s", "--seed"], usage);
+const args = parseArgs(process.argv.slice(2), { values: ["-b", "-f", "-s", "--seed"], flags: ["--cuda"] }, usage);
 const device = args.flags.has("--cuda") ? "cuda" : "cpu";
 const { errors, maxError } = gradcheck({
   batch: intArg(args, "-b", 3, usage),

@@ -12,7 +12,7 @@ import { type DeviceLike, LLTM, saveCheckpoint, Tensor } from "../ts/index.ts";
 import { parseArgs } from "./args.ts";
 
 const usage = "usage: bun scripts/interop.ts [--device cpu|cuda] [--out out]";
-const args = parseArgs(process.argv.slice(2), ["--device", "--out"], usage);
+const args = parseArgs(process.argv.slice(2), { values: ["--device", "--out"] }, usage);
 const device = (args.values.get("--device") ?? "cpu") as DeviceLike;
 const out = args.values.get("--out") ?? "out";
 mkdirSync(out, { recursive: true });

@@ -4,6 +4,9 @@
  * `compute-sanitizer --tool memcheck bun scripts/sanitize.ts`.
  */
 import { Adam, cuda, LLTM, lltmBackward, lltmForward, SGD, Tensor } from "../ts/index.ts";
+import { parseArgs } from "./args.ts";
+
+parseArgs(process.argv.slice(2), {}, "usage: compute-sanitizer --tool memcheck bun scripts/sanitize.ts");
 
 for (const dtype of ["float32", "float64"] as const) {
   for (const [B, F, S] of [[1, 1, 1], [3, 5, 7], [17, 33, 65], [37, 9, 45]] as const) {

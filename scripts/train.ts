@@ -21,7 +21,9 @@ import { fail, intArg, parseArgs } from "./args.ts";
 
 const usage =
   "usage: bun scripts/train.ts [--device cpu|cuda] [--steps 3000] [--seq 20] [-b 64] [-s 32] [--lr 0.01] [--seed 0] [--out out] [--json FILE] [--max-seconds 50]";
-const args = parseArgs(process.argv.slice(2), ["--device", "--steps", "--seq", "-b", "-s", "--lr", "--seed", "--out", "--json", "--max-seconds"], usage);
+const args = parseArgs(process.argv.slice(2), {
+  values: ["--device", "--steps", "--seq", "-b", "-s", "--lr", "--seed", "--out", "--json", "--max-seconds"],
+}, usage);
 const device = (args.values.get("--device") ?? (cuda.isAvailable() ? "cuda" : "cpu")) as DeviceLike;
 const trainSteps = intArg(args, "--steps", 3000, usage);
 const T = intArg(args, "--seq", 20, usage);

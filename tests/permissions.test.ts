@@ -15,10 +15,10 @@ writeFileSync(script, `
 import { LLTM, load, Tensor } from ${JSON.stringify(new URL("../ts/index.ts", import.meta.url).href)};
 try {
   const what = Deno.args[0];
-  if (what === "tensor") Tensor.zeros([2]);
+  if (what === "tensor") Tensor.zeros([2]).toArray();
   if (what === "save") new LLTM(2, 3).save(${JSON.stringify(join(dir, "model.safetensors"))});
   if (what === "load") await load({ cacheDir: ${JSON.stringify(join(dir, "cache"))}, cuda: "off" });
-  console.log("no error");
+  console.log(JSON.stringify({ code: "none", message: "no error" }));
 } catch (e) {
   console.log(JSON.stringify({ code: e.code, message: e.message }));
 }
@@ -54,8 +54,10 @@ function probe(what: string, flags: string[]): { code: string; message: string }
   return JSON.parse(line);
 }
 
+const library = join(root, "lib", "liblltm.so");
 const cases: [string, string[], string][] = [
   ["tensor", [], "--allow-ffi"],
+  ["tensor", [`--allow-ffi=${library}`], "--allow-ffi"],
   ["save", ["--allow-ffi"], "--allow-write"],
   ["load", ["--allow-ffi", "--allow-read", "--allow-write"], "--allow-(run|env)"],
 ];
@@ -64,5 +66,11 @@ for (const [what, flags, missing] of cases) {
     const e = probe(what, flags);
     assertEquals(e.code, "PERMISSION_DENIED", e.message);
     if (!new RegExp(`run deno with ${missing}`).test(e.message)) throw new Error(`message names no ${missing}: ${e.message}`);
+    if (flags.some((f) => f.startsWith("--allow-ffi=")) && !/unscoped/.test(e.message)) throw new Error(`no word of scope: ${e.message}`);
   });
 }
+
+test("Deno: computing needs --allow-ffi and nothing else", () => {
+  const e = probe("tensor", ["--allow-ffi"]);
+  assertEquals(e.code, "none", e.message);
+});

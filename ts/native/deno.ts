@@ -1,4 +1,5 @@
 /** The Deno binding of the C ABI, over Deno.dlopen. Needs --allow-ffi. */
+import { withPermissions } from "../errors.ts";
 import { type ArgKind, bindFunctions, type NativeLibrary, type ReturnKind, symbols } from "./symbols.ts";
 
 /**
@@ -49,7 +50,10 @@ export function open(path: string): NativeLibrary {
     ...functions,
     path,
     view: (address: number, bytes: number) => {
-      const pointer = deno.UnsafePointer.create(BigInt(address));
+      const pointer = withPermissions(
+        "lltm: viewing native memory (an unscoped --allow-ffi, not one limited to the library's path)",
+        () => deno.UnsafePointer.create(BigInt(address)),
+      );
       if (pointer === null) throw new Error("view of a null address");
       return deno.UnsafePointerView.getArrayBuffer(pointer, bytes);
     },
