@@ -58,7 +58,8 @@ const library = join(root, "lib", "liblltm.so");
 const cases: [string, string[], string][] = [
   ["tensor", [], "--allow-ffi"],
   ["tensor", [`--allow-ffi=${library}`], "--allow-ffi"],
-  ["save", ["--allow-ffi"], "--allow-write"],
+  ["save", ["--allow-ffi"], "--allow-(read|write)"],
+  ["save", ["--allow-ffi", "--allow-write"], "--allow-read"],
   ["load", ["--allow-ffi", "--allow-read", "--allow-write"], "--allow-(run|env)"],
 ];
 for (const [what, flags, missing] of cases) {
@@ -72,5 +73,10 @@ for (const [what, flags, missing] of cases) {
 
 test("Deno: computing needs --allow-ffi and nothing else", () => {
   const e = probe("tensor", ["--allow-ffi"]);
+  assertEquals(e.code, "none", e.message);
+});
+
+test("Deno: saving needs --allow-write and --allow-read", () => {
+  const e = probe("save", ["--allow-ffi", "--allow-write", "--allow-read"]);
   assertEquals(e.code, "none", e.message);
 });

@@ -9,7 +9,7 @@
  * (SIGKILL, power cut) leaves one that the next write of the same file
  * removes, since its owner is gone.
  */
-import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 
 import { LLTMError, permissionError } from "./errors.ts";
@@ -51,7 +51,9 @@ export function writeFileAtomic(where: string, path: string, chunks: readonly Ui
         closeSync(fd);
       } catch { /* the write's own error is the one to report */ }
     }
-    rmSync(temporary, { force: true });
+    try {
+      unlinkSync(temporary);
+    } catch { /* never made, or not removable: the write's own error is the one to report */ }
     throw ioError(where, path, e);
   }
   syncDirectory(dir);
