@@ -28,7 +28,7 @@ export type NestedArray = number | NestedArray[];
 
 export class Tensor implements native.NativeTensor {
   /** Unique in the process: the native layer keeps descriptors of the views it has seen by it. */
-  readonly id = native.newDescribableId();
+  readonly id: number = native.newDescribableId();
   readonly shape: readonly number[];
   readonly strides: readonly number[];
   /** Offset of the first element from the start of the storage, in elements. */
