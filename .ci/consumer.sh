@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The package as a user gets it: pack lltm (and any per-platform package under
-# packages/), install the tarballs into a new project outside the repository,
-# and there train a few steps from Bun, Deno and Node, each importing "lltm" by
-# name, and type-check a consumer file with no Bun, Deno or Node types. Only
-# the tarballs come from the repository; the runtimes come from npm, at the
+# The package as a user gets it: pack lltm and the per-platform package of the
+# prebuilt library (packages/linux-x64-gnu, built first), install the tarballs
+# into a new project outside the repository, and there train a few steps from
+# Bun, Deno and Node, each importing "lltm" by name; type-check a consumer file
+# with no Bun, Deno or Node types; and run every ts block of the README under
+# the three runtimes (one of them builds the library with load()). Only the
+# tarballs come from the repository; the runtimes come from npm, at the
 # versions the repository pins.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -15,9 +17,8 @@ cd "$repo"
 pin() { node -p "require('./package.json').devDependencies['$1']"; }
 tools=("bun@$(pin bun)" "deno@$(pin deno)" "node@$(pin node)" "typescript@$(pin typescript)")
 npm pack --silent --pack-destination "$work/tarballs" >/dev/null
-for dir in packages/*/; do
-  [ -f "$dir/package.json" ] && npm pack --silent --pack-destination "$work/tarballs" "./$dir" >/dev/null
-done
+node_modules/.bin/bun scripts/build-prebuilt.ts >/dev/null
+npm pack --silent --pack-destination "$work/tarballs" ./packages/linux-x64-gnu >/dev/null
 echo "consumer: packed $(cd "$work/tarballs" && echo *.tgz)"
 
 cd "$work/app"
@@ -28,10 +29,11 @@ npm install --silent --no-audit --no-fund "$work"/tarballs/*.tgz "${tools[@]}" 2
 
 # The training, as TypeScript (Bun, Deno) and as JavaScript (Node).
 cat > train.ts <<'EOF'
-import { Adam, LLTM, load, Tensor } from "lltm";
+import { Adam, backendInfo, LLTM, Tensor } from "lltm";
 
 const runtime = "Bun" in globalThis ? "Bun" : "Deno" in globalThis ? "Deno" : "Node";
-await load();
+const library = backendInfo().path;
+if (!library.includes("@lltm/linux-x64-gnu")) throw new Error(`${runtime}: not the prebuilt library: ${library}`);
 const B = 16, F = 3, S = 8;
 using model = new LLTM(F, S, { seed: 0 });
 using optimizer = new Adam(model.parameters(), { lr: 0.05 });
@@ -58,13 +60,14 @@ for (let step = 0; step < 25; step++) {
   losses.push(loss);
 }
 const first = losses[0]!, last = losses[losses.length - 1]!;
-console.log(`${runtime}: loss ${first.toFixed(4)} -> ${last.toFixed(4)} in ${losses.length} steps`);
+console.log(`${runtime}: loss ${first.toFixed(4)} -> ${last.toFixed(4)} in ${losses.length} steps, with ${library}`);
 if (!(last < 0.5 * first)) throw new Error(`${runtime}: the loss did not fall`);
 EOF
 cat > train.mjs <<'EOF'
-import { Adam, LLTM, load, Tensor } from "lltm";
+import { Adam, backendInfo, LLTM, Tensor } from "lltm";
 
-await load();
+const library = backendInfo().path;
+if (!library.includes("@lltm/linux-x64-gnu")) throw new Error(`Node: not the prebuilt library: ${library}`);
 const B = 16, F = 3, S = 8;
 const model = new LLTM(F, S, { seed: 0 });
 const optimizer = new Adam(model.parameters(), { lr: 0.05 });
@@ -91,7 +94,7 @@ for (let step = 0; step < 25; step++) {
 }
 for (const t of [gradCell, input, optimizer, model]) t.dispose();
 const first = losses[0], last = losses[losses.length - 1];
-console.log(`Node: loss ${first.toFixed(4)} -> ${last.toFixed(4)} in ${losses.length} steps`);
+console.log(`Node: loss ${first.toFixed(4)} -> ${last.toFixed(4)} in ${losses.length} steps, with ${library}`);
 if (!(last < 0.5 * first)) throw new Error("Node: the loss did not fall");
 EOF
 
@@ -130,9 +133,8 @@ node_modules/.bin/node --disable-warning=ExperimentalWarning train.mjs
 node_modules/.bin/tsc -p tsconfig.json
 echo "consumer: tsc --noEmit of a consumer file with no runtime types: ok"
 
-# Every ts block of the README, as the package ships it, under each runtime,
-# with the library that load() built above.
-export LLTM_LIBRARY_PATH="$(ls "$LLTM_CACHE_DIR"/build-*/lib/liblltm.so | head -1)"
+# Every ts block of the README, as the package ships it, under each runtime
+# (the load() block builds once into LLTM_CACHE_DIR, then finds it up to date).
 node -e '
   const fs = require("node:fs");
   const text = fs.readFileSync("node_modules/lltm/README.md", "utf8");
