@@ -149,3 +149,13 @@ for block in readme-*.ts; do
   quietly node_modules/.bin/node --disable-warning=ExperimentalWarning "$block"
   echo "consumer: README block $block ran under Bun, Deno and Node"
 done
+
+# On a Node without node:ffi (the machine's own Node, when older than 26), the
+# first use of the library says what is needed.
+if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 26 ]; then
+  message="$(node -e 'import("lltm").then((m) => m.Tensor.zeros([1])).catch((e) => console.log(e.code, e.message))')"
+  case "$message" in
+    "LIBRARY_UNAVAILABLE lltm needs Node >= 26"*) echo "consumer: Node $(node --version): $message" ;;
+    *) echo "consumer: Node $(node --version) gave: $message"; exit 1 ;;
+  esac
+fi

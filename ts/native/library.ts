@@ -106,6 +106,10 @@ function openDefault(): NativeLibrary {
     try {
       lib = binding!.open(path);
     } catch (e) {
+      // This runtime cannot open any library (an old Node): no other path will do.
+      if (e instanceof LLTMError) throw e;
+      // Not permitted here (Deno's --allow-ffi scoped elsewhere): lib/ says which permission is missing, if any.
+      if (permissionError(e, path)) continue;
       const message = (e as Error).message;
       if (!/no such file/i.test(message)) unusable.push(`${path}: ${message}`);
       continue;
