@@ -101,9 +101,9 @@ export function libraryFilesProblem(path: string): string | undefined {
  * are complete libraries. A file that cannot be opened is left to dlopen, which names the reason.
  */
 export function checkLibraryFile(path: string, remedy: string): void {
-  if (!existsSync(path)) return;
   let problem: string | undefined;
   try {
+    if (!existsSync(path)) return;
     problem = libraryFilesProblem(path);
   } catch (e) {
     // A runtime that may not read the file (Deno without --allow-read) leaves the check to dlopen.
