@@ -3,6 +3,11 @@
 #pragma once
 
 #include <cuda_runtime.h>
+
+// Defined (to 1) by the build when the toolkit has cuBLAS.
+#ifndef LLTM_HAVE_CUBLAS
+#define LLTM_HAVE_CUBLAS 0
+#endif
 #if LLTM_HAVE_CUBLAS
 #include <cublas_v2.h>
 #endif

@@ -1,8 +1,15 @@
-// Launch sizes of the backend's grid-stride kernels, in one place so that
-// every file uses the same block size and the same caps.
+// How the backend launches kernels: the sizes of its grid-stride kernels, in
+// one place so that every file uses the same block size and the same caps,
+// and the one launch helper (the launch, then a check that turns a bad
+// configuration into an lltm::Error naming the kernel).
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "cuda_check.h"
 
 namespace lltm::cuda {
 
@@ -25,5 +32,29 @@ inline unsigned grid_blocks(int64_t n) {
 
 // A grid's y extent for `rows` rows walked with a stride of gridDim.y.
 inline unsigned grid_rows(int64_t rows) { return unsigned(rows < 1 ? 1 : rows < kMaxGridRows ? rows : kMaxGridRows); }
+
+template <typename... Params, typename... Args>
+void launch(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes,
+            cudaStream_t stream, Args&&... args) {
+  kernel<<<grid, block, shared_bytes, stream>>>(std::forward<Args>(args)...);
+  check(cudaGetLastError(), (std::string("launching ") + name).c_str());
+}
+
+// A launch whose blocks all run at once, so that they may wait for each
+// other (cooperative_groups grid sync); the caller has checked that the grid
+// fits on the device at the kernel's occupancy.
+template <typename... Params, typename... Args>
+void launch_cooperative(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes,
+                        cudaStream_t stream, Args&&... args) {
+  std::tuple<Params...> values(std::forward<Args>(args)...);
+  std::apply(
+      [&](auto&... v) {
+        void* pointers[] = {static_cast<void*>(&v)...};
+        check(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), grid, block, pointers, shared_bytes,
+                                          stream),
+              (std::string("launching ") + name).c_str());
+      },
+      values);
+}
 
 }  // namespace lltm::cuda

@@ -46,11 +46,8 @@ void sgd_step(const SgdArgs& a, int32_t dtype, int device) {
   LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_sgd_step", [&] {
     using T = scalar_t;
     T* buf = a.momentum == 0.0 ? nullptr : static_cast<T*>(a.momentum_buffer->data);
-    sgd_kernel<T><<<grid_blocks(n), kBlockThreads, 0, state(device).stream>>>(static_cast<T*>(a.param->data),
-                                                               static_cast<const T*>(a.grad->data), buf, T(a.lr),
-                                                               T(a.momentum), n);
+    launch("sgd_kernel", sgd_kernel<T>, dim3(grid_blocks(n)), dim3(kBlockThreads), 0, state(device).stream, static_cast<T*>(a.param->data), static_cast<const T*>(a.grad->data), buf, T(a.lr), T(a.momentum), n);
   });
-  LLTM_LAUNCH_CHECK("sgd_kernel");
 }
 
 void adam_step(const AdamArgs& a, int32_t dtype, int device) {
@@ -61,11 +58,8 @@ void adam_step(const AdamArgs& a, int32_t dtype, int device) {
   const double correction2_sqrt = std::sqrt(1.0 - std::pow(a.beta2, double(a.step)));
   LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_adam_step", [&] {
     using T = scalar_t;
-    adam_kernel<T><<<grid_blocks(n), kBlockThreads, 0, state(device).stream>>>(
-        static_cast<T*>(a.param->data), static_cast<const T*>(a.grad->data), static_cast<T*>(a.exp_avg->data),
-        static_cast<T*>(a.exp_avg_sq->data), T(a.beta1), T(a.beta2), T(a.eps), T(step_size), T(correction2_sqrt), n);
+    launch("adam_kernel", adam_kernel<T>, dim3(grid_blocks(n)), dim3(kBlockThreads), 0, state(device).stream,  static_cast<T*>(a.param->data), static_cast<const T*>(a.grad->data), static_cast<T*>(a.exp_avg->data), static_cast<T*>(a.exp_avg_sq->data), T(a.beta1), T(a.beta2), T(a.eps), T(step_size), T(correction2_sqrt), n);
   });
-  LLTM_LAUNCH_CHECK("adam_kernel");
 }
 
 }  // namespace lltm::cuda

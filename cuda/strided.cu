@@ -57,29 +57,22 @@ __global__ void axpy_kernel(T* y, Shape4 y_shape, T alpha, const T* x, Shape4 x_
 void strided_copy(const lltm_tensor& dst, const lltm_tensor& src, int32_t dtype, cudaStream_t stream) {
   const int64_t n = numel(dst);
   LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_copy", [&] {
-    copy_kernel<scalar_t><<<grid_blocks(n), kBlockThreads, 0, stream>>>(static_cast<scalar_t*>(dst.data), shape4(dst),
-                                                            static_cast<const scalar_t*>(src.data), shape4(src), n);
+    launch("copy_kernel", copy_kernel<scalar_t>, dim3(grid_blocks(n)), dim3(kBlockThreads), 0, stream, static_cast<scalar_t*>(dst.data), shape4(dst), static_cast<const scalar_t*>(src.data), shape4(src), n);
   });
-  LLTM_LAUNCH_CHECK("copy_kernel");
 }
 
 void strided_fill(const lltm_tensor& dst, double value, int32_t dtype, cudaStream_t stream) {
   const int64_t n = numel(dst);
   LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_fill", [&] {
-    fill_kernel<scalar_t><<<grid_blocks(n), kBlockThreads, 0, stream>>>(static_cast<scalar_t*>(dst.data), shape4(dst),
-                                                            scalar_t(value), n);
+    launch("fill_kernel", fill_kernel<scalar_t>, dim3(grid_blocks(n)), dim3(kBlockThreads), 0, stream, static_cast<scalar_t*>(dst.data), shape4(dst), scalar_t(value), n);
   });
-  LLTM_LAUNCH_CHECK("fill_kernel");
 }
 
 void strided_axpy(const lltm_tensor& y, double alpha, const lltm_tensor& x, int32_t dtype, cudaStream_t stream) {
   const int64_t n = numel(y);
   LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_axpy", [&] {
-    axpy_kernel<scalar_t><<<grid_blocks(n), kBlockThreads, 0, stream>>>(static_cast<scalar_t*>(y.data), shape4(y),
-                                                            scalar_t(alpha), static_cast<const scalar_t*>(x.data),
-                                                            shape4(x), n);
+    launch("axpy_kernel", axpy_kernel<scalar_t>, dim3(grid_blocks(n)), dim3(kBlockThreads), 0, stream, static_cast<scalar_t*>(y.data), shape4(y), scalar_t(alpha), static_cast<const scalar_t*>(x.data), shape4(x), n);
   });
-  LLTM_LAUNCH_CHECK("axpy_kernel");
 }
 
 }  // namespace lltm::cuda

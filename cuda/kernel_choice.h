@@ -1,0 +1,41 @@
+// Which kernels run a call: chosen by size, or forced for tests and
+// measurements by LLTM_CUDA_KERNELS, a comma-separated list read once per
+// process: fused | fused-int64 | cublas force the step path (fused also
+// gives the sequence engine the library's own product kernel instead of
+// cuBLAS); persistent | graph force the sequence engine's recurrence
+// (persistent only where it fits the device, else graph).
+#pragma once
+
+#include <cstdint>
+
+#include "cuda_check.h"
+
+namespace lltm::cuda {
+
+// Whether LLTM_CUDA_KERNELS names `kernels`.
+bool forced(const char* kernels);
+
+enum class StepPath { kFused32, kFused64, kCublas };
+
+// Small sizes take the fused kernels, with 32-bit indexing where every offset
+// fits; kCublas only where the build has cuBLAS, or where LLTM_CUDA_KERNELS
+// asks for it (which a build without cuBLAS then refuses).
+StepPath choose_step_path(int64_t B, int64_t S, int64_t K, bool fits_int32);
+
+enum class Recurrence { kPersistent, kGraph };
+
+struct SequenceKernels {
+  Recurrence recurrence;
+  bool own_gemm;  // the library's product kernel rather than cuBLAS
+};
+
+// The persistent kernels wherever they fit (the weights on chip, every block
+// resident), the graph of per-step kernels elsewhere.
+template <typename Fits>
+SequenceKernels choose_sequence_kernels(Fits&& persistent_fits) {
+  const bool own_gemm = !LLTM_HAVE_CUBLAS || forced("fused") || forced("fused-int64");
+  const bool persistent = !forced("graph") && persistent_fits();
+  return {persistent ? Recurrence::kPersistent : Recurrence::kGraph, own_gemm};
+}
+
+}  // namespace lltm::cuda

@@ -1,0 +1,114 @@
+// What the sequence engine's two recurrences share: the tensors of a pass as
+// kernel arguments, the saved state's layout, and the per-element work of a
+// step (the cell update after the gate sums, the gate gradients before the
+// recurrent product), used alike by the persistent kernels and the per-step
+// kernels of the graph path.
+#pragma once
+
+#include <cstdint>
+
+#include "accessor.h"
+#include "cell_math.cuh"
+
+namespace lltm::cuda {
+
+// The saved state: kReservePlanes planes of [T, B, S], in this order. Plane
+// kPlaneH holds at step t the h that step reads, h_{t-1} (h0 at step 0), so
+// that the recurrent weights' gradient is one product over all T * B rows;
+// tanh(c) and the gate values leave the backward no exp or tanh to compute
+// but elu's derivative. 5 planes, the reserve size the ABI promises.
+enum ReservePlane { kPlaneH, kPlaneInput, kPlaneOutput, kPlaneCandidateSum, kPlaneTanhCell, kReservePlanes };
+
+template <typename T>
+struct SequenceForwardTensors {
+  const T* gin;  // [T * B, 3S]: each step's x_t W_x^T, without the bias (the graph path adds h W_h^T in place)
+  Accessor<const T, 1> bias;
+  Accessor<const T, 2> weights, h0, c0;
+  Accessor<T, 3> outputs;
+  Accessor<T, 2> last_h, last_cell;
+  T* reserve;   // [kReservePlanes, T, B, S], or null when nothing is kept (inference)
+  T* h_buffer;  // inference: [2, B, S], step t's h in slot t % 2
+  T* cell;      // [B, S]: the cell between steps
+  int steps, B, S;
+
+  __host__ __device__ T* plane(int which, int64_t t) const { return reserve + (int64_t(which) * steps + t) * B * S; }
+  // Step t's h as a contiguous [B, S] matrix, for step t + 1 < T to read.
+  __host__ __device__ T* h_of(int64_t t) const {
+    return reserve != nullptr ? plane(kPlaneH, t + 1) : h_buffer + (t & 1) * int64_t(B) * S;
+  }
+};
+
+template <typename T>
+struct SequenceBackwardTensors {
+  Accessor<const T, 3> grad_outputs;
+  Accessor<const T, 2> grad_last_h, grad_last_cell, weights;
+  bool has_grad_outputs, has_grad_last_h, has_grad_last_cell;
+  const T* reserve;
+  T* dG;  // [T * B, 3S]: every step's gate gradients
+  T* dh;  // [B, S]: h_{t-1}'s gradient through the recurrence, from step t
+  T* dc;  // [B, S]: the cell's gradient between steps
+  Accessor<T, 2> d_h0, d_c0;
+  int steps, B, S;
+
+  __host__ __device__ const T* plane(int which, int64_t t) const {
+    return reserve + (int64_t(which) * steps + t) * B * S;
+  }
+};
+
+// The cell update of state s, row b, step t once its gates are known: writes
+// the output, the next cell (or the last h and cell), h for the next step
+// and the saved tanh(c).
+template <typename T>
+__device__ __forceinline__ void finish_cell(const SequenceForwardTensors<T>& p, int t, int b, int s, T i, T o, T z,
+                                            T old_cell) {
+  const T cell = old_cell + z * i;
+  const T th = tanh_of(cell);
+  const T h = th * o;
+  const int64_t e = int64_t(b) * p.S + s;
+  p.outputs[t][b][s] = h;
+  if (t + 1 == p.steps) {
+    p.last_h[b][s] = h;
+    p.last_cell[b][s] = cell;
+  } else {
+    p.cell[e] = cell;
+  }
+  if (p.reserve != nullptr) p.plane(kPlaneTanhCell, t)[e] = th;
+  if (t + 1 < p.steps) p.h_of(t)[e] = h;
+}
+
+// Step 0's entry of the saved h plane: h0 itself.
+template <typename T>
+__device__ __forceinline__ void save_h0(const SequenceForwardTensors<T>& p, int b, int s) {
+  if (p.reserve != nullptr) p.plane(kPlaneH, 0)[int64_t(b) * p.S + s] = p.h0[b][s];
+}
+
+template <typename T>
+__device__ __forceinline__ T old_cell_of(const SequenceForwardTensors<T>& p, int t, int b, int s) {
+  return t == 0 ? p.c0[b][s] : p.cell[int64_t(b) * p.S + s];
+}
+
+// The gate gradients of state s, row b, step t into dG, and the cell's
+// gradient on to step t - 1 (d_c0 at t = 0). The formulas are the step
+// backward's (gate_gradient in step_fused.cu), term for term.
+template <typename T>
+__device__ __forceinline__ void backward_cell(const SequenceBackwardTensors<T>& p, int t, int b, int s) {
+  const int64_t e = int64_t(b) * p.S + s;
+  const bool last = t + 1 == p.steps;
+  T grad_h = last ? (p.has_grad_last_h ? p.grad_last_h[b][s] : T(0)) : p.dh[e];
+  if (p.has_grad_outputs) grad_h += p.grad_outputs[t][b][s];
+  const T grad_cell = last ? (p.has_grad_last_cell ? p.grad_last_cell[b][s] : T(0)) : p.dc[e];
+  const T i = __ldg(p.plane(kPlaneInput, t) + e), o = __ldg(p.plane(kPlaneOutput, t) + e);
+  const T g2 = __ldg(p.plane(kPlaneCandidateSum, t) + e), th = __ldg(p.plane(kPlaneTanhCell, t) + e);
+  const T z = elu(g2);
+  const T d_cell = (T(1) - th * th) * o * grad_h + grad_cell;
+  T* dg = p.dG + (int64_t(t) * p.B + b) * 3 * p.S;
+  dg[s] = z * d_cell * i * (T(1) - i);
+  dg[p.S + s] = th * grad_h * o * (T(1) - o);
+  dg[2 * p.S + s] = i * d_cell * elu_derivative(g2);
+  if (t == 0)
+    p.d_c0[b][s] = d_cell;
+  else
+    p.dc[e] = d_cell;
+}
+
+}  // namespace lltm::cuda

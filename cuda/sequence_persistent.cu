@@ -1,0 +1,319 @@
+#include <cooperative_groups.h>
+
+#include <cstdint>
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <tuple>
+#include <mutex>
+#include <type_traits>
+#include <vector>
+
+#include "device.h"
+#include "launch.h"
+#include "sequence_persistent.h"
+
+namespace cg = cooperative_groups;
+
+namespace lltm::cuda {
+
+namespace {
+
+// A block owns kStates consecutive states: in the forward pass their 3 x
+// kStates rows of W_h (i, o and z of each), in the backward pass the same
+// states' kStates columns of W_h over all 3S gates; both are 3 kStates S
+// weights. Its warps take the batch rows in turn, the same rows at every
+// step, so a lane that keeps a cell (or its gradient) between steps is the
+// lane that reads it back.
+constexpr int kStates = 4;
+constexpr int kGateRows = 3 * kStates;
+constexpr int kForwardSums = pow2_at_least(kGateRows);
+constexpr int kForwardLanesPerSum = kWarp / kForwardSums;
+constexpr int kBackwardLanesPerSum = kWarp / kStates;
+constexpr int kThreads = 512;
+constexpr int kWarps = kThreads / kWarp;
+// Each step first copies what it reads (h_{t-1} or dG_t from other blocks,
+// and in the forward pass the block's input sums and cells) into shared
+// memory, as many batch rows at a time as the shared memory left beside the
+// weights holds: the whole block then has many loads in flight at once,
+// instead of each warp waiting on L2 once per few products.
+constexpr int kForwardRowExtra = kGateRows + kStates;  // a forward row's staged input sums and cells
+static_assert(kForwardSums <= kWarp && (kStates & (kStates - 1)) == 0, "every sum ends in its own lanes");
+
+// N consecutive T of shared memory into registers, 16 bytes at a time (row is 16-byte aligned).
+template <int N, typename T>
+__device__ __forceinline__ void load_row(const T* row, T (&out)[N]) {
+  if constexpr (std::is_same_v<T, float> && N % 4 == 0) {
+#pragma unroll
+    for (int i = 0; i < N / 4; ++i) {
+      const float4 v = reinterpret_cast<const float4*>(row)[i];
+      out[4 * i] = v.x;
+      out[4 * i + 1] = v.y;
+      out[4 * i + 2] = v.z;
+      out[4 * i + 3] = v.w;
+    }
+  } else if constexpr (std::is_same_v<T, double> && N % 2 == 0) {
+#pragma unroll
+    for (int i = 0; i < N / 2; ++i) {
+      const double2 v = reinterpret_cast<const double2*>(row)[i];
+      out[2 * i] = v.x;
+      out[2 * i + 1] = v.y;
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) out[i] = row[i];
+  }
+}
+
+// Copies `count` consecutive elements that other blocks wrote before the grid
+// barrier into shared memory, through L2 (ld.cg: never a stale L1 line),
+// 16 bytes at a time where the source allows.
+template <typename T>
+__device__ __forceinline__ void stage(T* dst, const T* src, int64_t count) {
+  if ((count * int64_t(sizeof(T))) % 16 == 0 && reinterpret_cast<uintptr_t>(src) % 16 == 0) {
+    const uint4* from = reinterpret_cast<const uint4*>(src);
+    uint4* to = reinterpret_cast<uint4*>(dst);
+    const int n = int(count * int64_t(sizeof(T)) / 16);
+#pragma unroll 4
+    for (int e = threadIdx.x; e < n; e += kThreads) to[e] = __ldcg(from + e);
+  } else {
+#pragma unroll 4
+    for (int e = threadIdx.x; e < count; e += kThreads) dst[e] = __ldcg(src + e);
+  }
+}
+
+// The gate sums h_{t-1}[b] . W_h[q] of the block's rows q, partial per lane, from the staged row h.
+template <typename T>
+__device__ __forceinline__ void recurrent_sums(const T* w, const T* h, int S, int lane, T (&acc)[kForwardSums]) {
+#pragma unroll 4
+  for (int k = lane; k < S; k += kWarp) {
+    const T v = h[k];
+    T wk[kGateRows];
+    load_row(w + k * kGateRows, wk);
+#pragma unroll
+    for (int q = 0; q < kGateRows; ++q) acc[q] += v * wk[q];
+  }
+}
+
+// rows: the batch rows staged per pass (see plan()).
+template <typename T>
+__global__ void __launch_bounds__(kThreads, 1) forward_persistent(SequenceForwardTensors<T> p, int rows) {
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  T* w = reinterpret_cast<T*>(shared_bytes);  // [S][kGateRows]: w[k][q] = W_h[gate q / kStates of state q % kStates][k]
+  const int S = p.S, s0 = blockIdx.x * kStates;
+  T* staged_h = w + S * kGateRows;                    // [rows][S]: h_{t-1}
+  T* staged_in = staged_h + int64_t(rows) * S;        // [rows][kGateRows]: x_t W_x^T of the block's gates
+  T* staged_cell = staged_in + rows * kGateRows;      // [rows][kStates]: the block's cells before step t
+  // States past S read row S-1 instead, and their results are not stored.
+  for (int e = threadIdx.x; e < S * kGateRows; e += kThreads) {
+    const int k = e / kGateRows, q = e % kGateRows;
+    w[e] = p.weights[q / kStates * S + min(s0 + q % kStates, S - 1)][k];
+  }
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+  // After the butterfly, sum r sits in lanes r * kForwardLanesPerSum...; its first lane owns it.
+  const int r = lane / kForwardLanesPerSum, gate = r / kStates, s = s0 + r % kStates;
+  const bool owner = lane % kForwardLanesPerSum == 0 && r < kGateRows && s < S;
+  const int fs = s0 + lane;  // the state whose cell lane < kStates updates
+  const bool finisher = lane < kStates && fs < S;
+  const T bias = owner ? p.bias[gate * S + s] : T(0);
+  const int j = lane % kStates;
+  for (int e = threadIdx.x; e < p.B * kStates; e += kThreads)
+    if (s0 + e % kStates < S) save_h0(p, e / kStates, s0 + e % kStates);
+  cg::grid_group grid = cg::this_grid();
+  for (int t = 0; t < p.steps; ++t) {
+    for (int b0 = 0; b0 < p.B; b0 += rows) {
+      const int count = min(rows, p.B - b0);
+      __syncthreads();  // the last pass's readers are done with the staged rows
+      if (t == 0)
+        for (int e = threadIdx.x; e < count * S; e += kThreads) staged_h[e] = p.h0[b0 + e / S][e % S];
+      else
+        stage(staged_h, p.h_of(t - 1) + int64_t(b0) * S, int64_t(count) * S);
+      for (int e = threadIdx.x; e < count * kGateRows; e += kThreads) {
+        const int q = e % kGateRows;
+        staged_in[e] = __ldg(p.gin + (int64_t(t) * p.B + b0 + e / kGateRows) * 3 * S + q / kStates * S +
+                             min(s0 + q % kStates, S - 1));
+      }
+      // A cell is written by its finisher lane and read back here by another thread, after the grid barrier.
+      for (int e = threadIdx.x; e < count * kStates; e += kThreads) {
+        const int b = b0 + e / kStates, se = min(s0 + e % kStates, S - 1);
+        staged_cell[e] = t == 0 ? p.c0[b][se] : __ldcg(p.cell + int64_t(b) * S + se);
+      }
+      __syncthreads();
+      for (int b = b0 + warp; b < b0 + count; b += kWarps) {
+        T acc[kForwardSums] = {};
+        recurrent_sums(w, staged_h + (b - b0) * S, S, lane, acc);
+        const T g = butterfly_sum(acc, lane) + (r < kGateRows ? staged_in[(b - b0) * kGateRows + r] : T(0)) + bias;
+        const T activated = gate < 2 ? sigmoid(g) : elu(g);
+        if (owner && p.reserve != nullptr)
+          p.plane(gate == 0 ? kPlaneInput : gate == 1 ? kPlaneOutput : kPlaneCandidateSum, t)[int64_t(b) * S + s] =
+              gate < 2 ? activated : g;
+        const T i = __shfl_sync(0xffffffffu, activated, kForwardLanesPerSum * j);
+        const T o = __shfl_sync(0xffffffffu, activated, kForwardLanesPerSum * (kStates + j));
+        const T z = __shfl_sync(0xffffffffu, activated, kForwardLanesPerSum * (2 * kStates + j));
+        if (finisher) finish_cell(p, t, b, fs, i, o, z, staged_cell[(b - b0) * kStates + lane]);
+      }
+    }
+    // Step t's h and cells are complete in memory before any block reads them.
+    if (t + 1 < p.steps) grid.sync();
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads, 1) backward_persistent(SequenceBackwardTensors<T> p, int rows) {
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  T* w = reinterpret_cast<T*>(shared_bytes);  // [3S][kStates]: w[n][j] = W_h[n][state j]
+  const int S = p.S, G = 3 * S, s0 = blockIdx.x * kStates;
+  for (int e = threadIdx.x; e < G * kStates; e += kThreads) {
+    const int n = e / kStates, j = e % kStates;
+    w[e] = p.weights[n][min(s0 + j, S - 1)];
+  }
+  __syncthreads();
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+  const int j = lane / kBackwardLanesPerSum, s = s0 + j;
+  const bool owner = lane % kBackwardLanesPerSum == 0 && s < S;
+  T* staged = w + G * kStates;  // [rows][3S]: rows of dG_t
+  cg::grid_group grid = cg::this_grid();
+  for (int t = p.steps - 1; t >= 0; --t) {
+    // The gate gradients of this block's states; dh and dc come from this
+    // block's own work on step t + 1.
+    for (int e = threadIdx.x; e < p.B * kStates; e += kThreads) {
+      const int b = e / kStates, se = s0 + e % kStates;
+      if (se < S) backward_cell(p, t, b, se);
+    }
+    // Every block's gate gradients of step t are in memory before any block reads them.
+    grid.sync();
+    // dh_{t-1}[b][s] = sum over n of dG_t[b][n] W_h[n][s], for this block's states.
+    for (int b0 = 0; b0 < p.B; b0 += rows) {
+      const int count = min(rows, p.B - b0);
+      if (b0 > 0) __syncthreads();  // the last pass's readers are done with the staging rows
+      stage(staged, p.dG + (int64_t(t) * p.B + b0) * G, int64_t(count) * G);
+      __syncthreads();
+      for (int b = b0 + warp; b < b0 + count; b += kWarps) {
+        const T* dg = staged + (b - b0) * G;
+        T acc[kStates] = {};
+#pragma unroll 4
+        for (int n = lane; n < G; n += kWarp) {
+          const T g = dg[n];
+          T wn[kStates];
+          load_row(w + n * kStates, wn);
+#pragma unroll
+          for (int q = 0; q < kStates; ++q) acc[q] += g * wn[q];
+        }
+        const T sum = butterfly_sum(acc, lane);
+        if (owner) {
+          if (t > 0)
+            p.dh[int64_t(b) * S + s] = sum;
+          else
+            p.d_h0[b][s] = sum;
+        }
+      }
+    }
+    // This block's dh is complete before its threads read it for step t - 1.
+    __syncthreads();
+  }
+}
+
+struct DeviceLimits {
+  bool cooperative;
+  int multiprocessors;
+  size_t shared_per_block, shared_per_multiprocessor, shared_reserved_per_block;
+};
+
+const DeviceLimits& limits(int device) {
+  static std::mutex mutex;
+  static std::vector<std::unique_ptr<DeviceLimits>> all(device_count());
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<DeviceLimits>& l = all.at(device);
+  if (!l) {
+    int cooperative = 0, sms = 0, per_block = 0, per_sm = 0, reserved = 0;
+    LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+    LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+    LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
+    l = std::make_unique<DeviceLimits>(
+        DeviceLimits{cooperative != 0, sms, size_t(per_block), size_t(per_sm), size_t(reserved)});
+  }
+  return *l;
+}
+
+int64_t blocks_for(int64_t S) { return (S + kStates - 1) / kStates; }
+
+// How a kernel runs S states and B rows: the rows staged per pass (0 when it cannot run) and its shared memory.
+struct Plan {
+  int rows;
+  size_t shared;
+};
+
+// The most rows that fit beside the block's 3 kStates S weights when every
+// block must be resident at once, each row taking row_elements; then a check
+// of the occupancy the compiler's registers allow. Plans are cached: a
+// call's plan costs a lookup.
+template <typename T>
+Plan plan(const void* kernel, int64_t S, int64_t B, int64_t row_elements) {
+  int device = 0;
+  LLTM_CUDA_CHECK(cudaGetDevice(&device));
+  static std::mutex mutex;
+  static std::map<std::tuple<int, const void*, int64_t, int64_t>, Plan> plans;
+  const auto key = std::make_tuple(device, kernel, S, B);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto hit = plans.find(key); hit != plans.end()) return hit->second;
+  const DeviceLimits& l = limits(device);
+  const int64_t per_sm = (blocks_for(S) + l.multiprocessors - 1) / l.multiprocessors;
+  const int64_t budget = std::min<int64_t>(int64_t(l.shared_per_block),
+                                           int64_t(l.shared_per_multiprocessor) / per_sm -
+                                               int64_t(l.shared_reserved_per_block));
+  const int64_t weights = 3 * kStates * S * int64_t(sizeof(T)), row = row_elements * int64_t(sizeof(T));
+  Plan result{0, 0};
+  if (l.cooperative && budget >= weights + row) {
+    const int64_t rows = std::min(B, (budget - weights) / row);
+    const size_t shared = size_t(weights + rows * row);
+    if (shared > 48 * 1024)
+      LLTM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
+    int resident = 0;
+    LLTM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kThreads, shared));
+    if (resident >= per_sm) result = {int(rows), shared};
+  }
+  plans.emplace(key, result);
+  return result;
+}
+
+template <typename T>
+Plan forward_plan(int64_t S, int64_t B) {
+  return plan<T>(reinterpret_cast<const void*>(forward_persistent<T>), S, B, S + kForwardRowExtra);
+}
+
+template <typename T>
+Plan backward_plan(int64_t S, int64_t B) {
+  return plan<T>(reinterpret_cast<const void*>(backward_persistent<T>), S, B, 3 * S);
+}
+
+}  // namespace
+
+template <typename T>
+bool persistent_fits(int64_t S, int64_t B) {
+  return forward_plan<T>(S, B).rows > 0 && backward_plan<T>(S, B).rows > 0;
+}
+
+template <typename T>
+void persistent_forward(const SequenceForwardTensors<T>& p, cudaStream_t stream) {
+  const Plan plan = forward_plan<T>(p.S, p.B);
+  launch_cooperative("forward_persistent", forward_persistent<T>, dim3(unsigned(blocks_for(p.S))), dim3(kThreads),
+                     plan.shared, stream, p, plan.rows);
+}
+
+template <typename T>
+void persistent_backward(const SequenceBackwardTensors<T>& p, cudaStream_t stream) {
+  const Plan plan = backward_plan<T>(p.S, p.B);
+  launch_cooperative("backward_persistent", backward_persistent<T>, dim3(unsigned(blocks_for(p.S))), dim3(kThreads),
+                     plan.shared, stream, p, plan.rows);
+}
+
+template bool persistent_fits<float>(int64_t, int64_t);
+template bool persistent_fits<double>(int64_t, int64_t);
+template void persistent_forward<float>(const SequenceForwardTensors<float>&, cudaStream_t);
+template void persistent_forward<double>(const SequenceForwardTensors<double>&, cudaStream_t);
+template void persistent_backward<float>(const SequenceBackwardTensors<float>&, cudaStream_t);
+template void persistent_backward<double>(const SequenceBackwardTensors<double>&, cudaStream_t);
+
+}  // namespace lltm::cuda
