@@ -87,24 +87,38 @@ __device__ __forceinline__ T old_cell_of(const SequenceForwardTensors<T>& p, int
   return t == 0 ? p.c0[b][s] : p.cell[int64_t(b) * p.S + s];
 }
 
+// What the gate gradients of one element read that no other work of the
+// pass writes (the saved gates and the output's gradient): loadable ahead,
+// while a grid barrier is pending.
+template <typename T>
+struct SavedCell {
+  T i, o, g2, th, grad_output;
+};
+
+template <typename T>
+__device__ __forceinline__ SavedCell<T> load_saved(const SequenceBackwardTensors<T>& p, int t, int b, int s) {
+  const int64_t e = int64_t(b) * p.S + s;
+  return {__ldg(p.plane(kPlaneInput, t) + e), __ldg(p.plane(kPlaneOutput, t) + e),
+          __ldg(p.plane(kPlaneCandidateSum, t) + e), __ldg(p.plane(kPlaneTanhCell, t) + e),
+          p.has_grad_outputs ? p.grad_outputs[t][b][s] : T(0)};
+}
+
 // The gate gradients of state s, row b, step t into dG, and the cell's
 // gradient on to step t - 1 (d_c0 at t = 0). The formulas are the step
-// backward's (gate_gradient in step_fused.cu), term for term.
+// backward's (gate_gradient in step_tensors.cuh), term for term.
 template <typename T>
-__device__ __forceinline__ void backward_cell(const SequenceBackwardTensors<T>& p, int t, int b, int s) {
+__device__ __forceinline__ void backward_cell(const SequenceBackwardTensors<T>& p, int t, int b, int s,
+                                              const SavedCell<T>& v) {
   const int64_t e = int64_t(b) * p.S + s;
   const bool last = t + 1 == p.steps;
-  T grad_h = last ? (p.has_grad_last_h ? p.grad_last_h[b][s] : T(0)) : p.dh[e];
-  if (p.has_grad_outputs) grad_h += p.grad_outputs[t][b][s];
+  const T grad_h = (last ? (p.has_grad_last_h ? p.grad_last_h[b][s] : T(0)) : p.dh[e]) + v.grad_output;
   const T grad_cell = last ? (p.has_grad_last_cell ? p.grad_last_cell[b][s] : T(0)) : p.dc[e];
-  const T i = __ldg(p.plane(kPlaneInput, t) + e), o = __ldg(p.plane(kPlaneOutput, t) + e);
-  const T g2 = __ldg(p.plane(kPlaneCandidateSum, t) + e), th = __ldg(p.plane(kPlaneTanhCell, t) + e);
-  const T z = elu(g2);
-  const T d_cell = (T(1) - th * th) * o * grad_h + grad_cell;
+  const T z = elu(v.g2);
+  const T d_cell = (T(1) - v.th * v.th) * v.o * grad_h + grad_cell;
   T* dg = p.dG + (int64_t(t) * p.B + b) * 3 * p.S;
-  dg[s] = z * d_cell * i * (T(1) - i);
-  dg[p.S + s] = th * grad_h * o * (T(1) - o);
-  dg[2 * p.S + s] = i * d_cell * elu_derivative(g2);
+  dg[s] = z * d_cell * v.i * (T(1) - v.i);
+  dg[p.S + s] = v.th * grad_h * v.o * (T(1) - v.o);
+  dg[2 * p.S + s] = v.i * d_cell * elu_derivative(v.g2);
   if (t == 0)
     p.d_c0[b][s] = d_cell;
   else

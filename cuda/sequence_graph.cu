@@ -33,7 +33,10 @@ template <typename T>
 __global__ void __launch_bounds__(kBlockThreads) backward_step_pointwise(SequenceBackwardTensors<T> p, int t) {
   const int64_t n = int64_t(p.B) * p.S;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x)
-    backward_cell(p, t, int(e / p.S), int(e % p.S));
+  {
+    const int b = int(e / p.S), s = int(e % p.S);
+    backward_cell(p, t, b, s, load_saved(p, t, b, s));
+  }
 }
 
 // A graph's shape: calls of equal shape capture graphs of equal topology,

@@ -1,4 +1,5 @@
 #include <cooperative_groups.h>
+#include <cuda_pipeline_primitives.h>
 
 #include <cstdint>
 #include <algorithm>
@@ -65,22 +66,26 @@ __device__ __forceinline__ void load_row(const T* row, T (&out)[N]) {
   }
 }
 
-// Copies `count` consecutive elements that other blocks wrote before the grid
-// barrier into shared memory, through L2 (ld.cg: never a stale L1 line),
-// 16 bytes at a time where the source allows.
+// Starts copying `count` consecutive elements that other blocks wrote before
+// the grid barrier into shared memory, through L2 (never a stale L1 line):
+// 16-byte asynchronous copies (cp.async.cg) where the source allows, all in
+// flight at once without holding registers, else plain ld.cg loads. The
+// caller waits with stage_wait() and then publishes them with __syncthreads().
 template <typename T>
 __device__ __forceinline__ void stage(T* dst, const T* src, int64_t count) {
   if ((count * int64_t(sizeof(T))) % 16 == 0 && reinterpret_cast<uintptr_t>(src) % 16 == 0) {
     const uint4* from = reinterpret_cast<const uint4*>(src);
     uint4* to = reinterpret_cast<uint4*>(dst);
     const int n = int(count * int64_t(sizeof(T)) / 16);
-#pragma unroll 4
-    for (int e = threadIdx.x; e < n; e += kThreads) to[e] = __ldcg(from + e);
+    for (int e = threadIdx.x; e < n; e += kThreads) __pipeline_memcpy_async(to + e, from + e, 16);
+    __pipeline_commit();
   } else {
 #pragma unroll 4
     for (int e = threadIdx.x; e < count; e += kThreads) dst[e] = __ldcg(src + e);
   }
 }
+
+__device__ __forceinline__ void stage_wait() { __pipeline_wait_prior(0); }
 
 // The gate sums h_{t-1}[b] . W_h[q] of the block's rows q, partial per lane, from the staged row h.
 template <typename T>
@@ -119,25 +124,36 @@ __global__ void __launch_bounds__(kThreads, 1) forward_persistent(SequenceForwar
   const int j = lane % kStates;
   for (int e = threadIdx.x; e < p.B * kStates; e += kThreads)
     if (s0 + e % kStates < S) save_h0(p, e / kStates, s0 + e % kStates);
+  // The block's own inputs of a pass (no other block writes them): its gates'
+  // x_t W_x^T, and its cells, written by their finisher lanes and read back
+  // here by other threads after a barrier.
+  auto stage_own = [&](int t, int b0, int count) {
+    for (int e = threadIdx.x; e < count * kGateRows; e += kThreads) {
+      const int q = e % kGateRows;
+      staged_in[e] = __ldg(p.gin + (int64_t(t) * p.B + b0 + e / kGateRows) * 3 * S + q / kStates * S +
+                           min(s0 + q % kStates, S - 1));
+    }
+    for (int e = threadIdx.x; e < count * kStates; e += kThreads) {
+      const int b = b0 + e / kStates, se = min(s0 + e % kStates, S - 1);
+      staged_cell[e] = t == 0 ? p.c0[b][se] : __ldcg(p.cell + int64_t(b) * S + se);
+    }
+  };
+  const int first = min(rows, p.B);
+  stage_own(0, 0, first);
   cg::grid_group grid = cg::this_grid();
   for (int t = 0; t < p.steps; ++t) {
     for (int b0 = 0; b0 < p.B; b0 += rows) {
       const int count = min(rows, p.B - b0);
-      __syncthreads();  // the last pass's readers are done with the staged rows
+      // The first pass's own inputs were staged during the barrier before it.
+      if (b0 > 0) {
+        __syncthreads();  // the last pass's readers are done with the staged rows
+        stage_own(t, b0, count);
+      }
       if (t == 0)
         for (int e = threadIdx.x; e < count * S; e += kThreads) staged_h[e] = p.h0[b0 + e / S][e % S];
       else
         stage(staged_h, p.h_of(t - 1) + int64_t(b0) * S, int64_t(count) * S);
-      for (int e = threadIdx.x; e < count * kGateRows; e += kThreads) {
-        const int q = e % kGateRows;
-        staged_in[e] = __ldg(p.gin + (int64_t(t) * p.B + b0 + e / kGateRows) * 3 * S + q / kStates * S +
-                             min(s0 + q % kStates, S - 1));
-      }
-      // A cell is written by its finisher lane and read back here by another thread, after the grid barrier.
-      for (int e = threadIdx.x; e < count * kStates; e += kThreads) {
-        const int b = b0 + e / kStates, se = min(s0 + e % kStates, S - 1);
-        staged_cell[e] = t == 0 ? p.c0[b][se] : __ldcg(p.cell + int64_t(b) * S + se);
-      }
+      stage_wait();
       __syncthreads();
       for (int b = b0 + warp; b < b0 + count; b += kWarps) {
         T acc[kForwardSums] = {};
@@ -153,8 +169,13 @@ __global__ void __launch_bounds__(kThreads, 1) forward_persistent(SequenceForwar
         if (finisher) finish_cell(p, t, b, fs, i, o, z, staged_cell[(b - b0) * kStates + lane]);
       }
     }
-    // Step t's h and cells are complete in memory before any block reads them.
-    if (t + 1 < p.steps) grid.sync();
+    // Step t's h is complete in memory before any block reads it. While the
+    // other blocks finish theirs, this one stages its own inputs of step t + 1.
+    if (t + 1 < p.steps) {
+      auto token = grid.barrier_arrive();
+      stage_own(t + 1, 0, first);
+      grid.barrier_wait(std::move(token));
+    }
   }
 }
 
@@ -172,21 +193,28 @@ __global__ void __launch_bounds__(kThreads, 1) backward_persistent(SequenceBackw
   const int j = lane / kBackwardLanesPerSum, s = s0 + j;
   const bool owner = lane % kBackwardLanesPerSum == 0 && s < S;
   T* staged = w + G * kStates;  // [rows][3S]: rows of dG_t
+  // A thread's first element of phase A: its saved values are loaded one step ahead, during the barrier.
+  const int b_first = threadIdx.x / kStates, s_first = s0 + threadIdx.x % kStates;
+  const bool has_first = b_first < p.B && s_first < S;
+  SavedCell<T> ahead = has_first ? load_saved(p, p.steps - 1, b_first, s_first) : SavedCell<T>{};
   cg::grid_group grid = cg::this_grid();
   for (int t = p.steps - 1; t >= 0; --t) {
     // The gate gradients of this block's states; dh and dc come from this
     // block's own work on step t + 1.
     for (int e = threadIdx.x; e < p.B * kStates; e += kThreads) {
       const int b = e / kStates, se = s0 + e % kStates;
-      if (se < S) backward_cell(p, t, b, se);
+      if (se < S) backward_cell(p, t, b, se, e == int(threadIdx.x) ? ahead : load_saved(p, t, b, se));
     }
     // Every block's gate gradients of step t are in memory before any block reads them.
-    grid.sync();
+    auto token = grid.barrier_arrive();
+    if (t > 0 && has_first) ahead = load_saved(p, t - 1, b_first, s_first);
+    grid.barrier_wait(std::move(token));
     // dh_{t-1}[b][s] = sum over n of dG_t[b][n] W_h[n][s], for this block's states.
     for (int b0 = 0; b0 < p.B; b0 += rows) {
       const int count = min(rows, p.B - b0);
       if (b0 > 0) __syncthreads();  // the last pass's readers are done with the staging rows
       stage(staged, p.dG + (int64_t(t) * p.B + b0) * G, int64_t(count) * G);
+      stage_wait();
       __syncthreads();
       for (int b = b0 + warp; b < b0 + count; b += kWarps) {
         const T* dg = staged + (b - b0) * G;
