@@ -4,6 +4,7 @@
 #include "lltm_cuda.h"
 #include "memory_cuda.h"
 #include "optimizers_cuda.h"
+#include "sequence.h"
 
 namespace lltm::cuda {
 namespace {
@@ -59,9 +60,18 @@ int32_t adam_entry(const AdamArgs* args, int32_t dtype, int32_t device) {
   return guard([&] { adam_step(*args, dtype, device); });
 }
 
+int32_t sequence_forward_entry(const SequenceForwardArgs* args, int32_t dtype, int32_t device) {
+  return guard([&] { sequence_forward(*args, dtype, device); });
+}
+
+int32_t sequence_backward_entry(const SequenceBackwardArgs* args, int32_t dtype, int32_t device) {
+  return guard([&] { sequence_backward(*args, dtype, device); });
+}
+
 const DeviceBackend table = {LLTM_BACKEND_API_VERSION, device_count_entry, forward_entry, backward_entry, alloc_entry,
                              free_entry,       copy_entry,         fill_entry,    read_entry,     write_entry,
-                             synchronize_entry, axpy_entry, sgd_entry, adam_entry, last_error};
+                             synchronize_entry, axpy_entry, sgd_entry, adam_entry, last_error, sequence_forward_entry,
+                             sequence_backward_entry};
 
 }  // namespace
 }  // namespace lltm::cuda

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "sequence_args_local.h"
+#include "lltm_args.h"
 
 namespace lltm::cuda {
 

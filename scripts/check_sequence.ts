@@ -1,0 +1,103 @@
+/**
+ * The sequence engine against the float64 reference (tests/sequence_reference.ts)
+ * at fixed sizes and layouts, in both dtypes: what tests/cuda.test.ts runs
+ * once per CUDA sequence path, each in a process of its own since the
+ * kernels are chosen once per process (LLTM_CUDA_KERNELS=persistent, graph,
+ * fused for the own product kernel instead of cuBLAS, or a combination).
+ *
+ * usage: bun scripts/check_sequence.ts [--cuda] [-v]
+ */
+import { type DType, lltmSequenceBackward, lltmSequenceBackwardAccumulate, lltmSequenceForward, relativeError, Tensor } from "../ts/index.ts";
+import { type Layout, makeInput } from "../tests/helpers.ts";
+import { makeSequence, makeWeights, type SequenceLayout, sequenceTolerance } from "../tests/sequence_helpers.ts";
+import { type Gradient, referenceSequence } from "../tests/sequence_reference.ts";
+import { parseArgs } from "./args.ts";
+
+const usage = "usage: bun scripts/check_sequence.ts [--cuda] [-v]";
+const args = parseArgs(process.argv.slice(2), [], usage);
+const device = args.flags.has("--cuda") ? "cuda" : "cpu";
+const verbose = args.flags.has("-v");
+
+interface Case {
+  T: number;
+  B: number;
+  F: number;
+  S: number;
+  inputs: SequenceLayout;
+  weights: Layout;
+  accumulate: boolean;
+}
+
+// Sizes of 1, odd and power-of-two sizes, S past one block's four states and
+// past what the persistent kernels hold on chip (S = 600 runs on the graph
+// path unless forced), T past 64, and inputs whose steps are not evenly spaced.
+const cases: Case[] = [
+  { T: 1, B: 1, F: 1, S: 1, inputs: "contiguous", weights: "contiguous", accumulate: false },
+  { T: 5, B: 3, F: 7, S: 5, inputs: "batchMajor", weights: "transposed", accumulate: true },
+  { T: 70, B: 4, F: 9, S: 13, inputs: "featureMajor", weights: "strided", accumulate: false },
+  { T: 9, B: 37, F: 19, S: 45, inputs: "expanded", weights: "narrowed", accumulate: true },
+  { T: 64, B: 16, F: 32, S: 128, inputs: "contiguous", weights: "contiguous", accumulate: false },
+  { T: 3, B: 5, F: 6, S: 600, inputs: "strided", weights: "contiguous", accumulate: false },
+];
+
+function norm(a: ArrayLike<number>): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += a[i]! ** 2;
+  return Math.sqrt(sum);
+}
+
+/**
+ * The relative error against the reference, or for a gradient whose terms
+ * cancel, the error over a tenth of the terms' magnitude (as
+ * tests/sequence.test.ts judges it): rounding scales with the terms.
+ */
+function error(actual: ArrayLike<number>, expected: ArrayLike<number>, tol: number, magnitude?: ArrayLike<number>): number {
+  const err = relativeError(actual, expected);
+  if (err <= tol || magnitude === undefined) return err;
+  const diff = norm(Float64Array.from(actual, (v, i) => v - expected[i]!));
+  return Math.min(err, (diff / norm(magnitude)) * 10);
+}
+
+let failed = false;
+for (const dtype of ["float32", "float64"] as DType[]) {
+  for (const c of cases) {
+    const { T, B, F, S } = c;
+    using inputs = makeSequence([T, B, F], c.inputs, 1, dtype, device);
+    using weights = makeWeights(S, F, c.weights, 2, dtype, device);
+    using bias = makeInput([3 * S], "contiguous", 3, dtype, device);
+    using h0 = makeInput([B, S], "transposed", 4, dtype, device);
+    using c0 = makeInput([B, S], "contiguous", 5, dtype, device);
+    using gradOutputs = makeSequence([T, B, S], "contiguous", 6, dtype, device);
+    using gradLastH = makeInput([B, S], "contiguous", 7, dtype, device);
+    using fw = lltmSequenceForward(inputs, weights, bias, h0, c0);
+    using inference = lltmSequenceForward(inputs, weights, bias, h0, c0, { training: false });
+    const ref = referenceSequence(inputs, weights, bias, h0, c0, gradOutputs, gradLastH, undefined);
+    const tol = sequenceTolerance(dtype, T);
+    const errors: [string, number][] = [];
+    const compare = (name: string, t: Tensor, expected: ArrayLike<number>, magnitude?: ArrayLike<number>) =>
+      errors.push([name, error(t.toTypedArray(), expected, tol, magnitude)]);
+    compare("outputs", fw.outputs, ref.outputs);
+    compare("lastH", fw.lastH, ref.lastH);
+    compare("lastCell", fw.lastCell, ref.lastCell);
+    compare("inference outputs", inference.outputs, ref.outputs);
+    compare("inference lastCell", inference.lastCell, ref.lastCell);
+    if (c.accumulate) {
+      // Accumulating adds the gradients to what the outputs hold: start them at ones.
+      using dWeights = Tensor.ones([3 * S, S + F], { dtype, device });
+      using dBias = Tensor.ones([3 * S], { dtype, device });
+      using bw = lltmSequenceBackwardAccumulate(gradOutputs, gradLastH, undefined, fw.reserve!, inputs, weights, h0, dWeights, dBias);
+      for (const name of ["dInputs", "dH0", "dC0"] as const) compare(name, bw[name], ref[name], ref.magnitudes[name]);
+      compare("dWeights (accumulated)", dWeights, ref.dWeights.map((v) => v + 1), ref.magnitudes.dWeights);
+      compare("dBias (accumulated)", dBias, ref.dBias.map((v) => v + 1), ref.magnitudes.dBias);
+    } else {
+      using bw = lltmSequenceBackward(gradOutputs, gradLastH, undefined, fw.reserve!, inputs, weights, h0);
+      for (const name of ["dInputs", "dWeights", "dBias", "dH0", "dC0"] as Gradient[]) compare(name, bw[name], ref[name], ref.magnitudes[name]);
+    }
+    const worst = Math.max(...errors.map(([, e]) => e));
+    const ok = worst <= tol;
+    failed ||= !ok;
+    console.log(`${dtype} T=${T} ${B}x${F}x${S} ${c.inputs}: reference vs. ${device}: worst error ${worst.toExponential(2)} ... ${ok ? "Ok" : "FAILED"}`);
+    if (verbose || !ok) for (const [name, e] of errors) console.log(`    ${name}: ${e.toExponential(2)}`);
+  }
+}
+process.exit(failed ? 1 : 0);
