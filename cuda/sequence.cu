@@ -1,5 +1,8 @@
 // The sequence engine's passes: the products over all steps at once around
 // the recurrence, and the choice of recurrence (see kernel_choice.h).
+#include <memory>
+#include <string>
+
 #include "device.h"
 #include "dispatch.h"
 #include "gemm.h"
@@ -35,6 +38,34 @@ bool rows_of(const lltm_tensor& t, Matrix<T>& m) {
   return true;
 }
 
+// A [T, B, N] input as a [T * B, N] matrix: the tensor itself where its
+// rows are evenly spaced, else a contiguous copy that `copy` owns.
+template <typename T>
+struct InputRows {
+  Matrix<const T> m;
+  std::unique_ptr<Scratch> copy;
+};
+
+template <typename T>
+InputRows<T> input_rows(const lltm_tensor& t, int32_t dtype, cudaStream_t stream) {
+  InputRows<T> r;
+  if (rows_of(t, r.m)) return r;
+  r.copy = std::make_unique<Scratch>(size_t(numel(t)) * sizeof(T));
+  strided_copy(contiguous_like(t, r.copy->template as<void>()), t, dtype, stream);
+  r.m = row_major<const T>(r.copy->template as<T>(), t.sizes[0] * t.sizes[1], t.sizes[2]);
+  return r;
+}
+
+// The kernels count steps, rows and states in int, with products such as
+// 3S and B times a block's states: sizes up to 2^28 keep every one in range.
+void check_sizes(const SequenceSizes& n, const char* fn) {
+  constexpr int64_t kMax = int64_t(1) << 28;
+  if (n.steps > kMax || n.batch > kMax || n.features > kMax || n.state > kMax)
+    fail(LLTM_ERR_INVALID_ARGUMENT, std::string(fn) + ": T, B, F and S must each be at most 2^28 on CUDA, got T = " +
+                                        std::to_string(n.steps) + ", B = " + std::to_string(n.batch) + ", F = " +
+                                        std::to_string(n.features) + ", S = " + std::to_string(n.state));
+}
+
 GemmEngine engine_for(DeviceState& dev, bool own_gemm) {
 #if LLTM_HAVE_CUBLAS
   return {dev.stream, own_gemm ? nullptr : dev.blas};
@@ -51,22 +82,17 @@ SequenceKernels choose(int64_t S, int64_t B) {
 
 template <typename T>
 void forward(const SequenceForwardArgs& a, int32_t dtype, int device, DeviceState& dev) {
+  check_sizes(a.n, "lltm_sequence_forward");
   const int64_t steps = a.n.steps, B = a.n.batch, F = a.n.features, S = a.n.state, G = 3 * S;
   const SequenceKernels kernels = choose<T>(S, B);
   const GemmEngine engine = engine_for(dev, kernels.own_gemm);
-  // The inputs as one [T * B, F] matrix; a contiguous copy when their rows are not evenly spaced.
-  Matrix<const T> X;
-  Scratch x_copy(rows_of(*a.inputs, X) ? 0 : size_t(steps * B * F) * sizeof(T));
-  if (x_copy.as<void>() != nullptr) {
-    strided_copy(contiguous_like(*a.inputs, x_copy.as<void>()), *a.inputs, dtype, dev.stream);
-    X = row_major<const T>(x_copy.as<T>(), steps * B, F);
-  }
+  const InputRows<T> X = input_rows<T>(*a.inputs, dtype, dev.stream);
   const Matrix<const T> W = matrix<const T>(*a.weights);
   const Matrix<const T> Wx{W.data + S * W.cs, G, F, W.rs, W.cs};
   Scratch gin(size_t(steps * B * G) * sizeof(T)), cell(size_t(B * S) * sizeof(T));
   Scratch h_buffer(a.reserve == nullptr ? size_t(2 * B * S) * sizeof(T) : 0);
   // G_in [T * B, 3S] = X W_x^T for every step at once; the bias joins in the recurrence.
-  gemm<T>(engine, X, Wx.transposed(), row_major(gin.as<T>(), steps * B, G), T(0));
+  gemm<T>(engine, X.m, Wx.transposed(), row_major(gin.as<T>(), steps * B, G), T(0));
   const SequenceForwardTensors<T> p{gin.as<T>(),
                                     accessor1<const T>(*a.bias),
                                     accessor<const T, 2>(*a.weights),
@@ -89,6 +115,7 @@ void forward(const SequenceForwardArgs& a, int32_t dtype, int device, DeviceStat
 
 template <typename T>
 void backward(const SequenceBackwardArgs& a, int32_t dtype, int device, DeviceState& dev) {
+  check_sizes(a.n, "lltm_sequence_backward");
   const int64_t steps = a.n.steps, B = a.n.batch, F = a.n.features, S = a.n.state, G = 3 * S;
   const SequenceKernels kernels = choose<T>(S, B);
   const GemmEngine engine = engine_for(dev, kernels.own_gemm);
@@ -121,12 +148,7 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int device, DeviceSt
   const Matrix<const T> dGm = row_major<const T>(dG.as<T>(), steps * B, G);
   const Matrix<const T> W = matrix<const T>(*a.weights);
   const Matrix<const T> Wx{W.data + S * W.cs, G, F, W.rs, W.cs};
-  Matrix<const T> X;
-  Scratch x_copy(rows_of(*a.inputs, X) ? 0 : size_t(steps * B * F) * sizeof(T));
-  if (x_copy.as<void>() != nullptr) {
-    strided_copy(contiguous_like(*a.inputs, x_copy.as<void>()), *a.inputs, dtype, dev.stream);
-    X = row_major<const T>(x_copy.as<T>(), steps * B, F);
-  }
+  const InputRows<T> X = input_rows<T>(*a.inputs, dtype, dev.stream);
   // d_inputs [T * B, F] = dG W_x, through a contiguous copy when its rows are not evenly spaced.
   Matrix<T> dX;
   Scratch dx_staged(rows_of(*a.d_inputs, dX) ? 0 : size_t(steps * B * F) * sizeof(T));
@@ -140,7 +162,7 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int device, DeviceSt
   const T beta = a.accumulate ? T(1) : T(0);
   gemm<T>(engine, dGm.transposed(), row_major<const T>(reserve + kPlaneH * steps * B * S, steps * B, S),
           Matrix<T>{dW.data, G, S, dW.rs, dW.cs}, beta);
-  gemm<T>(engine, dGm.transposed(), X, Matrix<T>{dW.data + S * dW.cs, G, F, dW.rs, dW.cs}, beta);
+  gemm<T>(engine, dGm.transposed(), X.m, Matrix<T>{dW.data + S * dW.cs, G, F, dW.rs, dW.cs}, beta);
   column_sums<T>(dev.stream, dGm, static_cast<T*>(a.d_bias->data), a.d_bias->strides[0], a.accumulate);
 }
 

@@ -1,12 +1,12 @@
 #include <cooperative_groups.h>
 #include <cuda_pipeline_primitives.h>
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <memory>
-#include <tuple>
 #include <mutex>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -23,9 +23,9 @@ namespace {
 // A block owns kStates consecutive states: in the forward pass their 3 x
 // kStates rows of W_h (i, o and z of each), in the backward pass the same
 // states' kStates columns of W_h over all 3S gates; both are 3 kStates S
-// weights. Its warps take the batch rows in turn, the same rows at every
-// step, so a lane that keeps a cell (or its gradient) between steps is the
-// lane that reads it back.
+// weights. Its warps take the batch rows in turn. Nothing a block writes in
+// one step is read by another block in that step: the grid barrier between
+// steps is the only one the kernels need.
 constexpr int kStates = 4;
 constexpr int kGateRows = 3 * kStates;
 constexpr int kForwardSums = pow2_at_least(kGateRows);
