@@ -14,7 +14,7 @@ import { type Gradient, referenceSequence } from "../tests/sequence_reference.ts
 import { parseArgs } from "./args.ts";
 
 const usage = "usage: bun scripts/check_sequence.ts [--cuda] [-v]";
-const args = parseArgs(process.argv.slice(2), [], usage);
+const args = parseArgs(process.argv.slice(2), { flags: ["--cuda", "-v"] }, usage);
 const device = args.flags.has("--cuda") ? "cuda" : "cpu";
 const verbose = args.flags.has("-v");
 
