@@ -3,6 +3,7 @@
  * before dlopen maps it: a truncated liblltm (a killed link, a partial copy)
  * passes dlopen and kills Bun and Deno with SIGBUS on first use.
  */
+import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -112,3 +113,9 @@ test("Mach-O and PE files: the magic, the CPU and the sections' ranges are check
   assert(/no PE signature/.test(check("mz.dll", pe(0x8664, 1024, 1536).slice(0, 66), "win32", "x64") ?? ""), "a cut PE header");
   assert(/cannot be read \(ENOENT\)/.test(libraryFileProblem(join(dir, "missing.so")) ?? ""), "a missing file");
 });
+
+test("under Deno with --allow-ffi alone (no --allow-read), the library still opens, unchecked", () => {
+  const deno = (globalThis as { Deno?: { execPath(): string } }).Deno!;
+  const r = spawnSync(deno.execPath(), ["run", "--allow-ffi", testFile("open_default.ts")], { encoding: "utf8" });
+  assert(r.status === 0 && /^\d+$/.test(r.stdout.trim()), `status ${r.status}: ${r.stdout} ${r.stderr.slice(-1500)}`);
+}, { skip: typeof (globalThis as { Deno?: unknown }).Deno === "undefined" ? "a Deno permission test" : false });
