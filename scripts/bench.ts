@@ -7,25 +7,28 @@
  *
  * With --seq T one call is T steps of the LLTM module (forward), then
  * backpropagation through time of (every step's h summed) + (the last c
- * summed), the case `torch_lltm.py --seq T` times.
+ * summed), the case `torch_lltm.py --seq T` times: one native call each way
+ * (the sequence engine), or one per step with --per-step (variant
+ * `<device>-per-step` in the JSON). It also prints the bytes a training
+ * forward keeps for the backward (the reserve), per step.
  *
  * usage: bun scripts/bench.ts [ref|cpu|cuda] [-b 16] [-f 32] [-s 128] [-r 100] [-w 10]
- *                             [--seq T] [--scale s|ms|us] [-d] [--json FILE]
+ *                             [--seq T [--per-step]] [--scale s|ms|us] [-d] [--json FILE]
  */
 import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 
 import {
-  backendInfo, type DType, LLTM, lltmBackward, referenceBackwardMatrices, referenceForward, referenceForwardMatrices,
-  relativeError, Tensor, toMatrix, cuda,
+  backendInfo, cuda, type DType, LLTM, lltmBackward, lltmSequenceForward, referenceBackwardMatrices, referenceForward,
+  referenceForwardMatrices, relativeError, Tensor, toMatrix,
 } from "../ts/index.ts";
 import { fail, intArg, parseArgs } from "./args.ts";
 import { forward, type Sizes, workload } from "./workload.ts";
 
 const usage =
-  "usage: bun scripts/bench.ts [ref|cpu|cuda] [-b 16] [-f 32] [-s 128] [-r 100] [-w 10] [--seq T] [--scale s|ms|us] [-d] [--json FILE]";
+  "usage: bun scripts/bench.ts [ref|cpu|cuda] [-b 16] [-f 32] [-s 128] [-r 100] [-w 10] [--seq T [--per-step]] [--scale s|ms|us] [-d] [--json FILE]";
 const args = parseArgs(process.argv.slice(2), {
-  values: ["-b", "-f", "-s", "-r", "-w", "--seq", "--scale", "--json"], flags: ["-d"], positionals: true,
+  values: ["-b", "-f", "-s", "-r", "-w", "--seq", "--scale", "--json"], flags: ["-d", "--per-step"], positionals: true,
 }, usage);
 const variant = args.positional[0] ?? "cpu";
 if (!["ref", "cpu", "cuda"].includes(variant)) fail(`variant must be ref, cpu or cuda, got ${variant}`, usage);
@@ -40,6 +43,8 @@ const device = variant === "cuda" ? "cuda" : "cpu";
 const steps = intArg(args, "--seq", 1, usage);
 const sequence = args.values.has("--seq");
 if (sequence && variant === "ref") fail("--seq times the native module; use cpu or cuda", usage);
+const perStep = args.flags.has("--per-step");
+if (perStep && !sequence) fail("--per-step goes with --seq T", usage);
 
 interface Stats {
   min: number;
@@ -57,6 +62,7 @@ function stats(xs: number[]): Stats {
 const sync = device === "cuda" ? () => cuda.synchronize("cuda:0") : () => 0;
 const fw: number[] = [], bw: number[] = [];
 let maxRelErr = 0;
+let reservePerStep = 0;
 
 /** Times forward and backward calls (synchronising after each), keeping the calls after the warm-up. */
 function timeCalls<R extends Disposable, G extends Disposable>(forwardCall: () => R, backwardCall: (r: R) => G): void {
@@ -102,12 +108,15 @@ if (variant === "ref") {
   using ones = Tensor.ones([steps, B, S], { dtype, device });
   using zeros = Tensor.zeros([B, S], { dtype, device });
   using lastC = Tensor.ones([B, S], { dtype, device });
+  const options = { perStep };
   {
-    using seq = module.sequence(xs, [w.oldH, w.oldCell]);
+    using seq = module.sequence(xs, [w.oldH, w.oldCell], options);
     if (B * 3 * S * (S + F) * steps <= 2e9) maxRelErr = sequenceError(seq.outputs, xs, w);
+    using fw = lltmSequenceForward(xs, module.weights, module.bias, w.oldH, w.oldCell);
+    reservePerStep = (fw.reserve!.numel * (dtype === "float64" ? 8 : 4)) / steps;
   }
   timeCalls(
-    () => module.sequence(xs, [w.oldH, w.oldCell]),
+    () => module.sequence(xs, [w.oldH, w.oldCell], options),
     (seq) => seq.backward(ones, [zeros, lastC]),
   );
 } else {
@@ -150,7 +159,8 @@ const f = stats(fw), b = stats(bw);
 const k = factors[scale]!;
 const fmt = (x: number) => (x * k).toFixed(3);
 console.log(`Forward: ${fmt(f.min)}/${fmt(f.avg)} ${scale} | Backward ${fmt(b.min)}/${fmt(b.avg)} ${scale}`);
-console.log(`  (median: forward ${fmt(f.med)} ${scale}, backward ${fmt(b.med)} ${scale}; ${variant} ${dtype} ${sizes.batch}x${sizes.features}x${sizes.state}${sequence ? ` T=${steps}` : ""}, ${runs} runs)`);
+console.log(`  (median: forward ${fmt(f.med)} ${scale}, backward ${fmt(b.med)} ${scale}; ${variant}${perStep ? " per step" : ""} ${dtype} ${sizes.batch}x${sizes.features}x${sizes.state}${sequence ? ` T=${steps}` : ""}, ${runs} runs)`);
+if (sequence) console.log(`  (a training forward keeps ${reservePerStep} bytes per step for the backward: T*B*5S elements)`);
 
 if (device === "cuda") {
   // What no call can go below on this machine: one tiny kernel launched and waited for, through the same stack.
@@ -173,7 +183,7 @@ if (jsonPath) {
     device,
     device_name: device === "cuda" ? `cuda (${info.cudaDevices} device${info.cudaDevices === 1 ? "" : "s"})` : cpus()[0]?.model ?? "cpu",
     results: [{
-      variant, dtype, batch: sizes.batch, features: sizes.features, state: sizes.state, steps, runs,
+      variant: perStep ? `${variant}-per-step` : variant, dtype, batch: sizes.batch, features: sizes.features, state: sizes.state, steps, runs,
       forward_us: f, backward_us: b, max_rel_err: maxRelErr,
     }],
   };

@@ -83,7 +83,7 @@ const baseline = (() => {
 function evaluate(): number {
   using xs = Tensor.fromTypedArray(heldOut.inputs, [T, 1024, F], { device });
   const [h0, c0] = model.initialState(1024);
-  using seq = model.sequence(xs, [h0, c0]);
+  using seq = model.sequence(xs, [h0, c0], { grad: false });
   const value = loss(seq.h.toTypedArray(), heldOut.targets);
   h0.dispose();
   c0.dispose();

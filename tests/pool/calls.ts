@@ -1,9 +1,12 @@
 /**
  * The calls of the pool's oversubscription test: forward and backward at a
  * few sizes (1, odd, non-power-of-two, large enough to be split) in both
- * dtypes, with fixed seeds, and their outputs as typed arrays.
+ * dtypes, and a 5-step sequence forward and backward on the same tensors
+ * (the sequence engine), with fixed seeds, and their outputs as typed arrays.
  */
-import { type DType, lltmBackward, lltmForward, Tensor } from "../../ts/index.ts";
+import {
+  type DType, lltmBackward, lltmForward, lltmSequenceBackward, lltmSequenceForward, Tensor,
+} from "../../ts/index.ts";
 
 /** [B, F, S]: tiny (never split), the benchmark size, the held-out case of issue 8, and others. */
 export const sizes: readonly (readonly [number, number, number])[] = [
@@ -30,8 +33,12 @@ export function runCase(k: number): (Float32Array | Float64Array)[] {
   using gradC = Tensor.randn([B, S], o(7));
   using f = lltmForward(input, weights, bias, h, c);
   using g = lltmBackward(gradH, gradC, f.newCell, f.inputGate, f.outputGate, f.candidateCell, f.X, f.gateWeights, weights);
+  using inputs = Tensor.randn([5, B, F], o(8));
+  using sf = lltmSequenceForward(inputs, weights, bias, h, c);
+  using sg = lltmSequenceBackward(sf.outputs, gradH, gradC, sf.reserve!, inputs, weights, h);
   return [f.newH, f.newCell, f.inputGate, f.outputGate, f.candidateCell, f.X, f.gateWeights,
-          g.dOldH, g.dInput, g.dWeights, g.dBias, g.dOldCell].map((t) => t.toTypedArray());
+          g.dOldH, g.dInput, g.dWeights, g.dBias, g.dOldCell,
+          sf.outputs, sf.lastH, sf.lastCell, sg.dInputs, sg.dWeights, sg.dBias, sg.dH0, sg.dC0].map((t) => t.toTypedArray());
 }
 
 /** Whether two output lists are equal bit for bit. */
