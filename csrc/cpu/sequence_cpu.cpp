@@ -133,9 +133,11 @@ inline Gates<F> gates(F g0, F g1, F g2) {
   const F negative = g2 > -0.5f ? taylor : e2 - 1.0f;
   r.z = g2 > 0.0f ? g2 : negative;
   if (Keep) {
-    r.d_i = e0 * r.i * r.i;
-    r.d_o = e1 * r.o * r.o;
-    r.d_z = g2 > 0.0f ? F{} + 1.0f : e2;
+    // fexp clamps its argument to [-87, 88]: a slope below e^-87 is 0 (as float32 would round it), not e^-87.
+    r.d_i = g0 > 87.0f ? F{} : e0 * r.i * r.i;
+    r.d_o = g1 > 87.0f ? F{} : e1 * r.o * r.o;
+    const F d_z = g2 < -87.0f ? F{} : e2;
+    r.d_z = g2 > 0.0f ? F{} + 1.0f : d_z;
   }
   return r;
 }
@@ -154,7 +156,10 @@ inline Tanh<F> tanh_of(F c) {
   const F signed_large = c < 0.0f ? F{} - large : large;
   Tanh<F> r;
   r.t = a < 0.625f ? small : signed_large;
-  if (Keep) r.d = a < 0.625f ? 1.0f - small * small : 4.0f * ec * q * q;
+  if (Keep) {
+    const F d = a < 43.5f ? 4.0f * ec * q * q : F{};  // e^-2|c| clamped below e^-87: see gates()
+    r.d = a < 0.625f ? 1.0f - small * small : d;
+  }
   return r;
 }
 
