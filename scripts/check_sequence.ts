@@ -28,15 +28,19 @@ interface Case {
   accumulate: boolean;
 }
 
-// Sizes of 1, odd and power-of-two sizes, S past one block's four states and
-// past what the persistent kernels hold on chip (S = 600 runs on the graph
-// path unless forced), T past 64, and inputs whose steps are not evenly spaced.
+// Sizes of 1, odd and power-of-two sizes; S for each of the persistent
+// kernels' block widths on a GPU of 132 multiprocessors (one state a block
+// up to S = 132, two up to 264, four beyond) and past what they hold on chip
+// (S = 600 runs on the graph path unless forced); T past 64; inputs whose
+// steps are not evenly spaced.
 const cases: Case[] = [
   { T: 1, B: 1, F: 1, S: 1, inputs: "contiguous", weights: "contiguous", accumulate: false },
   { T: 5, B: 3, F: 7, S: 5, inputs: "batchMajor", weights: "transposed", accumulate: true },
   { T: 70, B: 4, F: 9, S: 13, inputs: "featureMajor", weights: "strided", accumulate: false },
   { T: 9, B: 37, F: 19, S: 45, inputs: "expanded", weights: "narrowed", accumulate: true },
   { T: 64, B: 16, F: 32, S: 128, inputs: "contiguous", weights: "contiguous", accumulate: false },
+  { T: 6, B: 3, F: 5, S: 200, inputs: "batchMajor", weights: "contiguous", accumulate: true },
+  { T: 4, B: 2, F: 4, S: 300, inputs: "contiguous", weights: "transposed", accumulate: false },
   { T: 3, B: 5, F: 6, S: 600, inputs: "strided", weights: "contiguous", accumulate: false },
 ];
 
