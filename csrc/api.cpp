@@ -8,6 +8,7 @@
 
 #include "backend.h"
 #include "cpu/lltm_cpu.h"
+#include "cpu/thread_pool.h"
 #include "lltm.h"
 #include "lltm_args.h"
 #include "overlap.h"
@@ -386,6 +387,10 @@ LLTM_API const char* lltm_cpu_kernels(void) {
   guard([&] { name = cpu::kernels_name(); });
   return name;
 }
+
+LLTM_API int32_t lltm_cpu_threads(void) { return cpu::thread_count(); }
+
+LLTM_API const char* lltm_cpu_threads_source(void) { return cpu::thread_count_source(); }
 
 }  // extern "C"
 

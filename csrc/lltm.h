@@ -185,6 +185,17 @@ LLTM_API int32_t lltm_synchronize(int32_t device_kind, int32_t device_index);
  * static. */
 LLTM_API const char* lltm_cpu_kernels(void);
 
+/* The number of threads the CPU backend splits a call across (the pool's
+ * size, fixed when the library first runs a CPU call), and where that number
+ * came from: "environment" (LLTM_NUM_THREADS, a positive integer), "affinity"
+ * (the CPUs in this process's sched_getaffinity mask), "cgroup" (the cgroup's
+ * CPU quota, v2 cpu.max or v1 cpu.cfs_quota_us / cpu.cfs_period_us, rounded
+ * up, when below the affinity count) or "hardware" (the machine's CPU count,
+ * when neither is known). Small calls use fewer threads than this, down to
+ * the caller's alone. The string is static. */
+LLTM_API int32_t lltm_cpu_threads(void);
+LLTM_API const char* lltm_cpu_threads_source(void);
+
 /* The value of one constant of this header (e.g. "LLTM_MAX_DIMS", "LLTM_ERR_CUDA")
  * or of the descriptor layout ("sizeof(lltm_tensor)", "offsetof(lltm_tensor, sizes)"),
  * as this library was built, in *value: a binding checks at open that the values it

@@ -5,7 +5,7 @@
  * it is looked for, and jit.ts for building it on demand); under Deno that
  * needs --allow-ffi (and --allow-env=LLTM_LIBRARY_PATH to honour the override).
  */
-import { libraryInfo, prepareBinding } from "./native/index.ts";
+import { libraryInfo, prepareBinding, type ThreadsSource } from "./native/index.ts";
 
 await prepareBinding();
 
@@ -45,7 +45,9 @@ export { type NestedArray, type RandomOptions, Tensor, type TensorOptions } from
 
 /**
  * The native library's facts: its path, C ABI version, the backends this build and machine have, and the CPU
- * kernels chosen when it loaded (`cpuKernels`: "avx512", "avx2", "baseline", or "native" for a -march=native build).
+ * kernels chosen when it loaded (`cpuKernels`: "avx512", "avx2", "baseline", or "native" for a -march=native build),
+ * and the CPU backend's thread count (`threads`) with where it came from (`threadsSource`: "environment" for
+ * LLTM_NUM_THREADS, "affinity" for the process's CPU affinity mask, "cgroup" for a container's CPU quota, "hardware").
  * Throws the library's reason when LLTM_CPU_KERNELS forces kernels this machine cannot run.
  */
 export function backendInfo(): {
@@ -55,6 +57,8 @@ export function backendInfo(): {
   cuda: boolean;
   cudaDevices: number;
   cpuKernels: string;
+  threads: number;
+  threadsSource: ThreadsSource;
 } {
   return libraryInfo();
 }

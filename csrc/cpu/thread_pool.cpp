@@ -58,7 +58,8 @@ struct Backoff {
 
 class Pool {
  public:
-  Pool(int threads, int cpus) : size_(threads) {
+  Pool(ThreadCount count, int cpus) : size_(count.threads), source_(count.source) {
+    const int threads = count.threads;
     const bool oversubscribed = threads > cpus;
     worker_wait_ = {std::chrono::microseconds(oversubscribed ? 0 : 50), std::chrono::microseconds(200)};
     caller_wait_ = {std::chrono::microseconds(oversubscribed ? 0 : 20), std::chrono::microseconds(1000)};
@@ -66,6 +67,7 @@ class Pool {
   }
 
   int size() const { return size_; }
+  ThreadSource source() const { return source_; }
 
   void run(int parts, void (*body)(void*, int, int), void* ctx) {
     if (parts > size_) parts = size_;
@@ -173,6 +175,7 @@ class Pool {
   }
 
   const int size_;
+  const ThreadSource source_;
   Backoff worker_wait_, caller_wait_;
   std::vector<std::thread> workers_;
   std::atomic<bool> busy_{false}, caller_sleeping_{false};
@@ -189,9 +192,9 @@ Pool& pool() {
   // Leaked on purpose: joining threads from a static destructor at exit can
   // deadlock when the runtime unloads libraries in an unexpected order.
   static Pool* instance = [] {
-    const ThreadCount n = configured_thread_count();
-    const int threads = n.threads < kMaxThreads ? n.threads : kMaxThreads;
-    return new Pool(threads, available_cpus());
+    ThreadCount n = configured_thread_count();
+    if (n.threads > kMaxThreads) n.threads = kMaxThreads;
+    return new Pool(n, available_cpus());
   }();
   return *instance;
 }
@@ -199,6 +202,16 @@ Pool& pool() {
 }  // namespace
 
 int thread_count() { return pool().size(); }
+
+const char* thread_count_source() {
+  switch (pool().source()) {
+    case ThreadSource::environment: return "environment";
+    case ThreadSource::affinity: return "affinity";
+    case ThreadSource::cgroup: return "cgroup";
+    case ThreadSource::hardware: break;
+  }
+  return "hardware";
+}
 
 void run_parallel(int parts, void (*body)(void*, int, int), void* ctx) { pool().run(parts, body, ctx); }
 

@@ -13,6 +13,9 @@ namespace lltm::cpu {
 // process may run on (affinity mask and cgroup quota; see cpu_count.h).
 int thread_count();
 
+// Where thread_count() came from: "environment", "affinity", "cgroup" or "hardware" (cpu_count.h).
+const char* thread_count_source();
+
 // Runs body(ctx, part, parts) once for every part in [0, parts), parts
 // clamped to thread_count(), on the pool's threads and the caller's; returns
 // when all parts have returned. Any thread may run any part, and one thread

@@ -274,7 +274,8 @@ export function cudaDeviceCount(): number {
 
 /**
  * The library in use: its path, C ABI version, the backends this build and
- * machine have and the CPU kernels chosen at load; throws the library's reason
+ * machine have, the CPU kernels chosen at load and the CPU thread count with
+ * where it came from; throws the library's reason
  * when LLTM_CPU_KERNELS forces kernels this machine cannot run.
  */
 export function libraryInfo(): {
@@ -284,6 +285,8 @@ export function libraryInfo(): {
   cuda: boolean;
   cudaDevices: number;
   cpuKernels: string;
+  threads: number;
+  threadsSource: ThreadsSource;
 } {
   const lib = (calls ?? open()).lib;
   const bits = lib.lltm_backends();
@@ -296,5 +299,10 @@ export function libraryInfo(): {
     cuda: (bits & backendBit.cuda) !== 0,
     cudaDevices: lib.lltm_cuda_device_count(),
     cpuKernels,
+    threads: lib.lltm_cpu_threads(),
+    threadsSource: lib.lltm_cpu_threads_source() as ThreadsSource,
   };
 }
+
+/** Where the CPU backend's thread count came from (lltm_cpu_threads_source). */
+export type ThreadsSource = "environment" | "affinity" | "cgroup" | "hardware";

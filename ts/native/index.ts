@@ -5,7 +5,7 @@
  */
 export {
   adamStep, alloc, axpy, backward, copy, cudaDeviceCount, fill, forward, free, libraryInfo, type NativeTensor, read,
-  sequenceBackward, sequenceForward, sequenceReserveBytes, sgdStep, synchronize, write,
+  sequenceBackward, sequenceForward, sequenceReserveBytes, sgdStep, synchronize, type ThreadsSource, write,
 } from "./calls.ts";
 export { newDescribableId, overlaps } from "./descriptor.ts";
 export {

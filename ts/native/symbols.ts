@@ -65,6 +65,10 @@ export const symbols = {
   lltm_synchronize: { args: ["i32", "i32"], returns: "i32" },
   // const char* lltm_cpu_kernels(void): NULL when a forced variant cannot run
   lltm_cpu_kernels: { args: [], returns: "cstring" },
+  // int32_t lltm_cpu_threads(void)
+  lltm_cpu_threads: { args: [], returns: "i32" },
+  // const char* lltm_cpu_threads_source(void)
+  lltm_cpu_threads_source: { args: [], returns: "cstring" },
   // int32_t lltm_abi_constant(const char* name, int64_t* value)
   lltm_abi_constant: { args: ["buffer", "buffer"], returns: "i32" },
   // int32_t lltm_sequence_reserve_bytes(int64_t steps, int64_t batch, int64_t input_features, int64_t state_size,
