@@ -12,8 +12,12 @@
  * `<device>-per-step` in the JSON). It also prints the bytes a training
  * forward keeps for the backward (the reserve), per step.
  *
+ * With --contend N, N busy processes of its own (scripts/contention.ts) spin
+ * beside the run, from before the warm-up to the end, and are always ended.
+ * Every run reports min, median, mean and p99 per call.
+ *
  * usage: bun scripts/bench.ts [ref|cpu|cuda] [-b 16] [-f 32] [-s 128] [-r 100] [-w 10]
- *                             [--seq T [--per-step]] [--scale s|ms|us] [-d] [--json FILE]
+ *                             [--seq T [--per-step]] [--scale s|ms|us] [-d] [--json FILE] [--contend N]
  */
 import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -23,12 +27,13 @@ import {
   referenceForwardMatrices, relativeError, Tensor, toMatrix,
 } from "../ts/index.ts";
 import { fail, intArg, parseArgs } from "./args.ts";
+import { startContention } from "./contention.ts";
 import { forward, type Sizes, workload } from "./workload.ts";
 
 const usage =
-  "usage: bun scripts/bench.ts [ref|cpu|cuda] [-b 16] [-f 32] [-s 128] [-r 100] [-w 10] [--seq T [--per-step]] [--scale s|ms|us] [-d] [--json FILE]";
+  "usage: bun scripts/bench.ts [ref|cpu|cuda] [-b 16] [-f 32] [-s 128] [-r 100] [-w 10] [--seq T [--per-step]] [--scale s|ms|us] [-d] [--json FILE] [--contend N]";
 const args = parseArgs(process.argv.slice(2), {
-  values: ["-b", "-f", "-s", "-r", "-w", "--seq", "--scale", "--json"], flags: ["-d", "--per-step"], positionals: true,
+  values: ["-b", "-f", "-s", "-r", "-w", "--seq", "--scale", "--json", "--contend"], flags: ["-d", "--per-step"], positionals: true,
 }, usage);
 const variant = args.positional[0] ?? "cpu";
 if (!["ref", "cpu", "cuda"].includes(variant)) fail(`variant must be ref, cpu or cuda, got ${variant}`, usage);
@@ -50,14 +55,20 @@ interface Stats {
   min: number;
   med: number;
   avg: number;
+  p99: number;
 }
 
 function stats(xs: number[]): Stats {
   const s = [...xs].sort((a, b) => a - b);
   const mid = s.length >> 1;
   const med = s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-  return { min: s[0]!, med, avg: xs.reduce((a, b) => a + b, 0) / xs.length };
+  const p99 = s[Math.min(s.length - 1, Math.ceil(0.99 * s.length) - 1)]!;
+  return { min: s[0]!, med, avg: xs.reduce((a, b) => a + b, 0) / xs.length, p99 };
 }
+
+const contenders = args.values.has("--contend") ? intArg(args, "--contend", 0, usage) : 0;
+const contention = startContention(contenders);
+if (contenders > 0) await new Promise((r) => setTimeout(r, 200)); // let them start spinning
 
 const sync = device === "cuda" ? () => cuda.synchronize("cuda:0") : () => 0;
 const fw: number[] = [], bw: number[] = [];
@@ -155,11 +166,12 @@ function sequenceError(outputs: Tensor, xs: Tensor, w: ReturnType<typeof workloa
   return relativeError(outputs.toTypedArray(), expected);
 }
 
+contention.stop();
 const f = stats(fw), b = stats(bw);
 const k = factors[scale]!;
 const fmt = (x: number) => (x * k).toFixed(3);
 console.log(`Forward: ${fmt(f.min)}/${fmt(f.avg)} ${scale} | Backward ${fmt(b.min)}/${fmt(b.avg)} ${scale}`);
-console.log(`  (median: forward ${fmt(f.med)} ${scale}, backward ${fmt(b.med)} ${scale}; ${variant}${perStep ? " per step" : ""} ${dtype} ${sizes.batch}x${sizes.features}x${sizes.state}${sequence ? ` T=${steps}` : ""}, ${runs} runs)`);
+console.log(`  (median: forward ${fmt(f.med)} ${scale}, backward ${fmt(b.med)} ${scale}; p99: forward ${fmt(f.p99)} ${scale}, backward ${fmt(b.p99)} ${scale}; ${variant}${perStep ? " per step" : ""} ${dtype} ${sizes.batch}x${sizes.features}x${sizes.state}${sequence ? ` T=${steps}` : ""}, ${runs} runs${contenders ? `, ${contenders} busy processes beside it` : ""})`);
 if (sequence) console.log(`  (a training forward keeps ${reservePerStep} bytes per step for the backward: T*B*5S elements)`);
 
 if (device === "cuda") {
@@ -184,7 +196,7 @@ if (jsonPath) {
     device_name: device === "cuda" ? `cuda (${info.cudaDevices} device${info.cudaDevices === 1 ? "" : "s"})` : cpus()[0]?.model ?? "cpu",
     results: [{
       variant: perStep ? `${variant}-per-step` : variant, dtype, batch: sizes.batch, features: sizes.features, state: sizes.state, steps, runs,
-      forward_us: f, backward_us: b, max_rel_err: maxRelErr,
+      forward_us: f, backward_us: b, max_rel_err: maxRelErr, contend: contenders,
     }],
   };
   writeFileSync(jsonPath, JSON.stringify(doc, null, 1));

@@ -6,21 +6,25 @@
  * final h. A model without memory can do no better than predicting the mean
  * target (the baseline).
  *
- * Seeded and reproducible; shows a progress bar; at the end prints the
- * held-out loss beside the baseline's and writes a loss curve (SVG) and a
- * checkpoint (safetensors) to the output folder.
+ * Seeded and reproducible: runs --steps steps (3000), or stops earlier at a
+ * time budget only when --max-seconds is given (the progress bar then shows
+ * the budget too). On a terminal the progress line redraws in place; when
+ * the output is a file or a pipe it prints a plain line every few seconds.
+ * At the end it prints the held-out loss beside the baseline's and writes a
+ * loss curve (SVG, log scale) and a checkpoint (safetensors) to the output folder.
  *
  * usage: bun scripts/train.ts [--device cpu|cuda] [--steps 3000] [--seq 20] [-b 64] [-s 32]
- *                             [--lr 0.01] [--seed 0] [--out out] [--json FILE] [--max-seconds 50]
+ *                             [--lr 0.01] [--seed 0] [--out out] [--json FILE] [--max-seconds S]
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { Adam, cuda, type DeviceLike, LLTM, Random, saveCheckpoint, Tensor } from "../ts/index.ts";
 import { fail, intArg, parseArgs } from "./args.ts";
+import { lossPlot } from "./loss_plot.ts";
 
 const usage =
-  "usage: bun scripts/train.ts [--device cpu|cuda] [--steps 3000] [--seq 20] [-b 64] [-s 32] [--lr 0.01] [--seed 0] [--out out] [--json FILE] [--max-seconds 50]";
+  "usage: bun scripts/train.ts [--device cpu|cuda] [--steps 3000] [--seq 20] [-b 64] [-s 32] [--lr 0.01] [--seed 0] [--out out] [--json FILE] [--max-seconds S]";
 const args = parseArgs(process.argv.slice(2), {
   values: ["--device", "--steps", "--seq", "-b", "-s", "--lr", "--seed", "--out", "--json", "--max-seconds"],
 }, usage);
@@ -32,8 +36,9 @@ const S = intArg(args, "-s", 32, usage);
 const lr = Number(args.values.get("--lr") ?? 0.01);
 const seed = Number(args.values.get("--seed") ?? 0);
 const outDir = args.values.get("--out") ?? "out";
-const maxSeconds = Number(args.values.get("--max-seconds") ?? 50);
+const budget = args.values.has("--max-seconds") ? Number(args.values.get("--max-seconds")) : undefined;
 if (!(lr > 0)) fail(`--lr must be positive, got ${args.values.get("--lr")}`, usage);
+if (budget !== undefined && !(budget > 0)) fail(`--max-seconds must be positive, got ${args.values.get("--max-seconds")}`, usage);
 const F = 2;
 
 interface Batch {
@@ -90,10 +95,30 @@ function evaluate(): number {
   return value;
 }
 
-console.log(`lltm: training an LLTM (S=${S}) on the adding problem (T=${T}, batch ${B}) on ${device}`);
+console.log(`lltm: training an LLTM (S=${S}) on the adding problem (T=${T}, batch ${B}) on ${device}, ${trainSteps} steps` +
+  (budget === undefined ? "" : ` or ${budget} s, whichever comes first`));
 const curve: number[] = [];
 const start = performance.now();
-let last = start, done = 0;
+const tty = process.stdout.isTTY === true;
+// Redraws on a terminal; elsewhere (CI logs, pipes) one plain line every few seconds.
+const progressEvery = tty ? 100 : 5000;
+let last = start, done = 0, stoppedByBudget = false;
+
+function progress(step: number, value: number, now: number, final: boolean): void {
+  const elapsed = (now - start) / 1000;
+  const rate = step / Math.max(elapsed, 1e-9);
+  const time = budget === undefined ? `${elapsed.toFixed(1)} s` : `${elapsed.toFixed(1)}/${budget} s budget`;
+  const text = `step ${step}/${trainSteps}  loss ${value.toFixed(4)}  ${rate.toFixed(0)} steps/s  ${time}`;
+  if (!tty) {
+    console.log(text);
+    return;
+  }
+  // The bar fills with the steps, or with the budget when that runs out first.
+  const fraction = Math.min(1, Math.max(step / trainSteps, budget === undefined ? 0 : elapsed / budget));
+  const width = 30, filled = Math.round(fraction * width);
+  process.stdout.write(`\r[${"#".repeat(filled)}${".".repeat(width - filled)}] ${text}\x1b[K` + (final ? "\n" : ""));
+}
+
 const [h0, c0] = model.initialState(B);
 using gradOutputsZero = Tensor.zeros([B, S], { device });
 for (let step = 1; step <= trainSteps; step++) {
@@ -109,15 +134,14 @@ for (let step = 1; step <= trainSteps; step++) {
   curve.push(value);
   done = step;
   const now = performance.now();
-  if (now - last > 100 || step === trainSteps) {
+  stoppedByBudget = budget !== undefined && (now - start) / 1000 > budget && step < trainSteps;
+  const final = step === trainSteps || stoppedByBudget;
+  if (now - last > progressEvery || final) {
     last = now;
-    const rate = step / ((now - start) / 1000);
-    const width = 30, filled = Math.round((step / trainSteps) * width);
-    const bar = "#".repeat(filled) + ".".repeat(width - filled);
-    process.stdout.write(`\r[${bar}] step ${step}/${trainSteps}  loss ${value.toFixed(4)}  ${rate.toFixed(0)} steps/s `);
+    progress(step, value, now, final);
   }
-  if ((now - start) / 1000 > maxSeconds) {
-    process.stdout.write(`\nstopping at the ${maxSeconds} s budget`);
+  if (stoppedByBudget) {
+    console.log(`stopped at step ${step} of ${trainSteps}: the ${budget} s budget (--max-seconds) ran out`);
     break;
   }
 }
@@ -125,11 +149,11 @@ h0.dispose();
 c0.dispose();
 const seconds = (performance.now() - start) / 1000;
 const finalLoss = evaluate();
-console.log(`\nheld-out loss ${finalLoss.toFixed(5)}  (baseline, the mean target: ${baseline.toFixed(5)}; ratio ${(finalLoss / baseline).toFixed(3)})`);
+console.log(`held-out loss ${finalLoss.toFixed(5)}  (baseline, the mean target: ${baseline.toFixed(5)}; ratio ${(finalLoss / baseline).toFixed(3)})`);
 console.log(`${done} steps in ${seconds.toFixed(1)} s`);
 
 mkdirSync(outDir, { recursive: true });
-writeFileSync(join(outDir, "loss.svg"), lossCurve(curve, baseline));
+writeFileSync(join(outDir, "loss.svg"), lossPlot(curve, baseline, `LLTM on the adding problem (T=${T}, S=${S}): training loss, ${done} steps`));
 saveCheckpoint(join(outDir, "lltm.safetensors"), { weights: model.weights, bias: model.bias }, {
   task: "adding", input_features: String(F), state_size: String(S), steps: String(T),
 });
@@ -137,30 +161,7 @@ console.log(`wrote ${join(outDir, "loss.svg")} and ${join(outDir, "lltm.safetens
 
 const jsonPath = args.values.get("--json");
 if (jsonPath) {
-  writeFileSync(jsonPath, JSON.stringify({ final_loss: finalLoss, baseline_loss: baseline, seconds, device: String(device) }, null, 1));
-}
-
-/** The training loss per step (smoothed) and the baseline, as an SVG line chart. */
-function lossCurve(values: number[], base: number): string {
-  const W = 640, H = 360, pad = 48;
-  const smooth: number[] = [];
-  let avg = values[0] ?? 0;
-  for (const v of values) smooth.push((avg = 0.95 * avg + 0.05 * v));
-  const top = Math.max(base * 1.5, ...smooth);
-  const x = (i: number) => pad + ((W - 2 * pad) * i) / Math.max(1, smooth.length - 1);
-  const y = (v: number) => H - pad - ((H - 2 * pad) * Math.min(v, top)) / top;
-  const points = smooth.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">
-<rect width="100%" height="100%" fill="white"/>
-<text x="${W / 2}" y="20" text-anchor="middle" font-size="14">LLTM on the adding problem: training loss (smoothed)</text>
-<line x1="${pad}" y1="${H - pad}" x2="${W - pad}" y2="${H - pad}" stroke="black"/>
-<line x1="${pad}" y1="${pad}" x2="${pad}" y2="${H - pad}" stroke="black"/>
-<text x="${W / 2}" y="${H - 12}" text-anchor="middle">step (${smooth.length})</text>
-<text x="${pad - 6}" y="${y(top) + 4}" text-anchor="end">${top.toFixed(3)}</text>
-<text x="${pad - 6}" y="${H - pad + 4}" text-anchor="end">0</text>
-<line x1="${pad}" y1="${y(base).toFixed(1)}" x2="${W - pad}" y2="${y(base).toFixed(1)}" stroke="gray" stroke-dasharray="6 4"/>
-<text x="${W - pad}" y="${(y(base) - 6).toFixed(1)}" text-anchor="end" fill="gray">baseline ${base.toFixed(4)}</text>
-<polyline fill="none" stroke="steelblue" stroke-width="1.5" points="${points}"/>
-</svg>
-`;
+  writeFileSync(jsonPath, JSON.stringify({
+    final_loss: finalLoss, baseline_loss: baseline, seconds, steps: done, stopped_by_budget: stoppedByBudget, device: String(device),
+  }, null, 1));
 }

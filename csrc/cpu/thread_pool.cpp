@@ -46,6 +46,32 @@ constexpr bool claimable(uint64_t s) { return next_of(s) < parts_of(s); }
 
 using Clock = std::chrono::steady_clock;
 
+// The cost model of parts_for and of waking sleeping threads. Measured on
+// the 2-core development machine (AMD EPYC, AVX-512; tests/c/pool_bench.cpp
+// and bench.ts, BENCHMARKS.md has the runs):
+// - a helper that is spinning starts its part ~0.4 us after the job is
+//   published; a two-part job of empty parts costs the caller ~0.3 us;
+// - a sleeping helper takes a futex wake-up and a trip through the
+//   scheduler: tens of microseconds on an idle machine, milliseconds on a
+//   loaded one;
+// - the kernels do ~60k multiply-adds per microsecond per thread in float32
+//   with AVX-512 (16x32x128 forward: 983k in 16 us), half that in float64 or
+//   with AVX2; the model takes the lower figure, so it errs towards not
+//   splitting.
+constexpr double kWorkPerMicrosecond = 30000;
+// A part is worth a thread when it lasts 10x a spinning helper's start (so
+// the dispatch costs at most ~10%, and the caller loses little when a helper
+// is late and it runs that part itself).
+constexpr double kMinPartMicroseconds = 4.0;
+// A sleeping helper is woken only for parts that outlast its wake-up; below
+// that the caller (and any helper still spinning) does the job sooner.
+constexpr double kWakeMicroseconds = 30.0;
+
+// The work parts_for last sized on this thread, for the next run_parallel's
+// decision to wake sleeping helpers (the kernels call one right before the
+// other); negative when unknown, and then sleepers are woken.
+thread_local double sized_work = -1;
+
 // How long a waiting thread spins, then yields, before it sleeps. A training
 // loop calls again within microseconds, so a short spin catches the next job;
 // beyond that, yielding lets a descheduled thread (or another process) have
@@ -70,6 +96,8 @@ class Pool {
   ThreadSource source() const { return source_; }
 
   void run(int parts, void (*body)(void*, int, int), void* ctx) {
+    const double work = sized_work;
+    sized_work = -1;
     if (parts > size_) parts = size_;
     if (parts <= 1 || busy_.exchange(true, std::memory_order_acquire)) {
       for (int p = 0; p < parts; ++p) body(ctx, p, parts);
@@ -84,7 +112,8 @@ class Pool {
     // The caller takes part 0 as it publishes the job.
     state_.store(pack(generation, uint64_t(parts), 1), std::memory_order_seq_cst);
     epoch_.store(uint32_t(generation), std::memory_order_seq_cst);
-    if (sleepers_.load(std::memory_order_seq_cst) > 0) futex_wake(&epoch_, parts - 1);
+    const bool worth_waking = work < 0 || work / parts >= kWakeMicroseconds * kWorkPerMicrosecond;
+    if (worth_waking && sleepers_.load(std::memory_order_seq_cst) > 0) futex_wake(&epoch_, parts - 1);
 
     body(ctx, 0, parts);
     uint32_t ran = 1;
@@ -216,9 +245,9 @@ const char* thread_count_source() {
 void run_parallel(int parts, void (*body)(void*, int, int), void* ctx) { pool().run(parts, body, ctx); }
 
 int parts_for(double work) {
+  sized_work = work;
+  const double wanted = work / (kWorkPerMicrosecond * kMinPartMicroseconds);
   const int n = thread_count();
-  const double per_part = 32768.0;  // below this, dispatch costs more than it saves
-  const double wanted = work / per_part;
   return wanted < 2.0 ? 1 : (wanted < n ? static_cast<int>(wanted) : n);
 }
 

@@ -32,7 +32,9 @@ void parallel(int parts, F&& body) {
 // How many parts a job of `work` multiply-adds is worth splitting into: the
 // cost model in thread_pool.cpp (waking a thread against the work it takes
 // over). Depends only on `work` and thread_count(), so a call's partition,
-// and therefore its rounding, is the same every time.
+// and therefore its rounding, is the same every time. The next run_parallel
+// on this thread also uses `work` to decide whether waking a sleeping thread
+// pays (which changes who runs a part, never the parts).
 int parts_for(double work);
 
 // [begin, end) of part `part` when `total` items in multiples of `grain` are split `parts` ways.
