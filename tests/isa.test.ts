@@ -3,8 +3,8 @@
  * (LLTM_CPU_KERNELS forces one per process, so each runs in child processes):
  * check.ts's comparisons with the float64 reference at sizes that reach the
  * GEMM's edge tiles and its split of long sums, and isa_probe.ts's of strided
- * views, add_ and the optimizers; all with fixed seeds, so that a failure
- * repeats. Plus the refusals, and a look at the machine code: only the wider
+ * views, add_, the optimizers and the sequence engine; all with fixed seeds,
+ * so that a failure repeats. Plus the refusals, and a look at the machine code: only the wider
  * variants' own functions may use AVX instructions.
  */
 import { spawnSync } from "node:child_process";
@@ -34,7 +34,7 @@ function script(path: string, kernels: string | undefined, extra: string[] = [])
   return run(deno ? ["run", "--allow-all", path, ...extra] : bun ? [path, ...extra] : [...nodeFlags, path, ...extra], kernels);
 }
 
-function probe(kernels: string | undefined): { cpuKernels?: string; error?: string; errors?: Record<string, number> } {
+function probe(kernels: string | undefined): { cpuKernels?: string; error?: string; errors?: Record<string, number>; sequenceBackward?: number } {
   const r = script(here("./isa_probe.ts"), kernels);
   assert(r.status === 0, `isa_probe.ts failed:\n${r.stdout}${r.stderr}`);
   return JSON.parse(r.stdout.trim().split("\n").at(-1)!);
@@ -56,7 +56,8 @@ test("each CPU kernel variant this machine runs matches the reference; the defau
       assert(r.status === 0, `LLTM_CPU_KERNELS=${kernels} ${b}x${f}x${s}: check.ts failed:\n${r.stdout}${r.stderr}`);
     }
     for (const [dtype, bound] of [["float32", 1e-5], ["float64", 1e-12]] as const)
-      assert(p.errors![dtype]! <= bound, `LLTM_CPU_KERNELS=${kernels} ${dtype}: strided passes, add_ and optimizers: relative error ${p.errors![dtype]} > ${bound}`);
+      assert(p.errors![dtype]! <= bound, `LLTM_CPU_KERNELS=${kernels} ${dtype}: strided passes, add_, optimizers and sequences: relative error ${p.errors![dtype]} > ${bound}`);
+    assert(p.sequenceBackward! <= 1e-6, `LLTM_CPU_KERNELS=${kernels}: sequence gradients vs central differences: ${p.sequenceBackward} > 1e-6`);
   }
   assert(runnable.includes("baseline"), "the baseline kernels run on every x86-64");
   assertEquals(probe(undefined).cpuKernels, runnable[0], "the default choice");

@@ -1,10 +1,14 @@
 /**
  * Run by tests/isa.test.ts in a child process with LLTM_CPU_KERNELS set: prints as JSON the CPU kernels this
  * process chose (or the library's refusal) and the worst relative error, per dtype, of the kernels that
- * check.ts does not reach (strided views through forward and backward, add_, SGD with momentum, Adam) against
- * float64 computations here. Fixed seeds, so that a run repeats exactly.
+ * check.ts does not reach (strided views through forward and backward, add_, SGD with momentum, Adam, the
+ * sequence engine's forward) against float64 computations here, and of the sequence engine's backward against
+ * central differences (float64). Fixed seeds, so that a run repeats exactly.
  */
-import { Adam, backendInfo, type DType, LLTM, lltmBackward, lltmForward, referenceBackward, referenceForward, relativeError, SGD, Tensor } from "../ts/index.ts";
+import {
+  Adam, backendInfo, type DType, LLTM, lltmBackward, lltmForward, lltmSequenceForward, referenceBackward, referenceForward,
+  referenceForwardMatrices, relativeError, sequenceGradcheck, SGD, Tensor, toMatrix,
+} from "../ts/index.ts";
 
 function stridedPasses(dtype: DType): number {
   const [B, F, S] = [7, 13, 21];
@@ -57,6 +61,26 @@ function elementwise(dtype: DType): number {
   return Math.max(worst, relativeError(m.weights.toTypedArray(), expectedAdam));
 }
 
+/** The sequence engine's every h against the float64 reference run step by step. */
+function sequenceForward(dtype: DType): number {
+  const [T, B, F, S] = [5, 7, 13, 21];
+  using inputs = Tensor.randn([T, B, F], { dtype, seed: 31 });
+  using m = new LLTM(F, S, { dtype, seed: 32 });
+  using h0 = Tensor.randn([B, S], { dtype, seed: 33 });
+  using c0 = Tensor.randn([B, S], { dtype, seed: 34 });
+  using fw = lltmSequenceForward(inputs, m.weights, m.bias, h0, c0);
+  const x = Float64Array.from(inputs.toTypedArray());
+  const [W, bias] = [toMatrix(m.weights), toMatrix(m.bias)];
+  let h = toMatrix(h0), c = toMatrix(c0);
+  const expected = new Float64Array(T * B * S);
+  for (let t = 0; t < T; t++) {
+    const out = referenceForwardMatrices({ rows: B, cols: F, data: x.subarray(t * B * F, (t + 1) * B * F) }, W, bias, h, c);
+    expected.set(out.newH.data, t * B * S);
+    [h, c] = [out.newH, out.newCell];
+  }
+  return relativeError(fw.outputs.toTypedArray(), expected);
+}
+
 let cpuKernels: string;
 try {
   cpuKernels = backendInfo().cpuKernels;
@@ -65,5 +89,6 @@ try {
   process.exit(0);
 }
 const errors: Record<string, number> = {};
-for (const dtype of ["float32", "float64"] as const) errors[dtype] = Math.max(stridedPasses(dtype), elementwise(dtype));
-console.log(JSON.stringify({ cpuKernels, errors }));
+for (const dtype of ["float32", "float64"] as const) errors[dtype] = Math.max(stridedPasses(dtype), elementwise(dtype), sequenceForward(dtype));
+const sequenceBackward = sequenceGradcheck({ steps: 6, batch: 3, features: 4, state: 5, seed: 7 }).maxError;
+console.log(JSON.stringify({ cpuKernels, errors, sequenceBackward }));
