@@ -196,6 +196,30 @@ LLTM_API int32_t lltm_free(void* data, int32_t device_kind, int32_t device_index
   });
 }
 
+LLTM_API int32_t lltm_forward_v(const lltm_tensor* t, const int32_t* codes) {
+  if (t == nullptr || codes == nullptr)
+    return entry("lltm_forward_v", [] { fail(LLTM_ERR_NULL_POINTER, "lltm_forward_v: 'tensors' or 'codes' is a null pointer"); });
+  return lltm_forward(t, t + 1, t + 2, t + 3, t + 4, t + 5, t + 6, t + 7, t + 8, t + 9, t + 10, t + 11, codes[0], codes[1],
+                      codes[2]);
+}
+
+LLTM_API int32_t lltm_backward_ex_v(const lltm_tensor* t, const int32_t* codes) {
+  if (t == nullptr || codes == nullptr) {
+    return entry("lltm_backward_ex_v",
+                 [] { fail(LLTM_ERR_NULL_POINTER, "lltm_backward_ex_v: 'tensors' or 'codes' is a null pointer"); });
+  }
+  return lltm_backward_ex(t, t + 1, t + 2, t + 3, t + 4, t + 5, t + 6, t + 7, t + 8, t + 9, t + 10, t + 11, t + 12, t + 13,
+                          static_cast<uint32_t>(codes[0]), codes[1], codes[2], codes[3]);
+}
+
+LLTM_API int32_t lltm_alloc_v(uint64_t bytes, const int32_t* device, void** out) {
+  if (device == nullptr) {
+    if (out != nullptr) *out = nullptr;
+    return entry("lltm_alloc_v", [] { fail(LLTM_ERR_NULL_POINTER, "lltm_alloc_v: 'device' is a null pointer"); });
+  }
+  return lltm_alloc(bytes, device[0], device[1], out);
+}
+
 LLTM_API int32_t lltm_copy(const lltm_tensor* dst, int32_t dst_kind, int32_t dst_index, const lltm_tensor* src,
                            int32_t src_kind, int32_t src_index, int32_t dtype) {
   const char* fn = "lltm_copy";

@@ -136,6 +136,17 @@ LLTM_API int32_t lltm_backward_ex(
 LLTM_API int32_t lltm_alloc(uint64_t bytes, int32_t device_kind, int32_t device_index, void** out);
 LLTM_API int32_t lltm_free(void* data, int32_t device_kind, int32_t device_index);
 
+/* The same calls with their arguments in the caller's memory, for foreign-function
+ * interfaces whose calls cost more past three arguments (Node's node:ffi takes a
+ * slower path from four on): `tensors` holds the tensors in the order of the
+ * call above (12 for lltm_forward_v, 14 for lltm_backward_ex_v), `codes` the
+ * integers that follow them (dtype, device_kind, device_index; for
+ * lltm_backward_ex_v flags first), `device` lltm_alloc's device_kind and
+ * device_index. Results and errors are those of the call above. */
+LLTM_API int32_t lltm_forward_v(const lltm_tensor* tensors, const int32_t* codes);
+LLTM_API int32_t lltm_backward_ex_v(const lltm_tensor* tensors, const int32_t* codes);
+LLTM_API int32_t lltm_alloc_v(uint64_t bytes, const int32_t* device, void** out);
+
 /* Strided copy between two tensors of equal sizes, on any pair of devices. */
 LLTM_API int32_t lltm_copy(const lltm_tensor* dst, int32_t dst_kind, int32_t dst_index,
                            const lltm_tensor* src, int32_t src_kind, int32_t src_index,

@@ -37,8 +37,8 @@ let calls: Calls | undefined;
 function open(): Calls {
   calls = {
     lib: native(),
-    forward: new DescriptorBlock(12),
-    backward: new DescriptorBlock(14),
+    forward: new DescriptorBlock(12, 3),
+    backward: new DescriptorBlock(14, 4),
     copy: new DescriptorBlock(2),
     fill: new DescriptorBlock(1),
     axpy: new DescriptorBlock(2),
@@ -51,6 +51,7 @@ function open(): Calls {
 }
 
 const allocated = new Uint32Array(2);
+const allocDevice = new Int32Array(2);
 
 /*
  * Small host blocks freed last, handed out again to an allocation of the
@@ -81,7 +82,9 @@ export function alloc(bytes: number, device: Device): number {
     }
   }
   const c = calls ?? open();
-  unwrap(c.lib.lltm_alloc(bytes, device.kindCode, device.index, allocated), "alloc");
+  allocDevice[0] = device.kindCode;
+  allocDevice[1] = device.index;
+  unwrap(c.lib.lltm_alloc_v(bytes, allocDevice, allocated), "alloc");
   return allocated[0]! + allocated[1]! * 4294967296;
 }
 
@@ -99,18 +102,19 @@ export function free(address: number, device: Device, bytes: number): void {
   (calls ?? open()).lib.lltm_free(address, device.kindCode, device.index);
 }
 
-/** lltm_forward: inputs (input, weights, bias, oldH, oldCell) and the 7 outputs of csrc/lltm.h's order. */
+/**
+ * lltm_forward (as lltm_forward_v: two addresses, however many tensors; a call
+ * of node:ffi costs several times more from four arguments on): inputs (input,
+ * weights, bias, oldH, oldCell) and the 7 outputs of csrc/lltm.h's order.
+ */
 export function forward(fn: string, ins: readonly NativeTensor[], outs: readonly NativeTensor[]): void {
   const c = calls ?? open(), d = c.forward, first = ins[0]!, device = first.device;
-  unwrap(
-    c.lib.lltm_forward(
-      d.write(0, ins[0]!), d.write(1, ins[1]!), d.write(2, ins[2]!), d.write(3, ins[3]!), d.write(4, ins[4]!),
-      d.write(5, outs[0]!), d.write(6, outs[1]!), d.write(7, outs[2]!), d.write(8, outs[3]!), d.write(9, outs[4]!),
-      d.write(10, outs[5]!), d.write(11, outs[6]!),
-      dtypeCode[first.dtype], device.kindCode, device.index,
-    ),
-    fn,
-  );
+  for (let i = 0; i < 5; i++) d.write(i, ins[i]!);
+  for (let i = 0; i < 7; i++) d.write(5 + i, outs[i]!);
+  d.code(0, dtypeCode[first.dtype]);
+  d.code(1, device.kindCode);
+  d.code(2, device.index);
+  unwrap(c.lib.lltm_forward_v(d.base, d.codes), fn);
 }
 
 /**
@@ -119,15 +123,13 @@ export function forward(fn: string, ins: readonly NativeTensor[], outs: readonly
  */
 export function backward(fn: string, ins: readonly NativeTensor[], outs: readonly NativeTensor[], accumulate: boolean): void {
   const c = calls ?? open(), d = c.backward, first = ins[0]!, device = first.device;
-  unwrap(
-    c.lib.lltm_backward_ex(
-      d.write(0, ins[0]!), d.write(1, ins[1]!), d.write(2, ins[2]!), d.write(3, ins[3]!), d.write(4, ins[4]!),
-      d.write(5, ins[5]!), d.write(6, ins[6]!), d.write(7, ins[7]!), d.write(8, ins[8]!),
-      d.write(9, outs[0]!), d.write(10, outs[1]!), d.write(11, outs[2]!), d.write(12, outs[3]!), d.write(13, outs[4]!),
-      accumulate ? ACCUMULATE_PARAM_GRADS : 0, dtypeCode[first.dtype], device.kindCode, device.index,
-    ),
-    fn,
-  );
+  for (let i = 0; i < 9; i++) d.write(i, ins[i]!);
+  for (let i = 0; i < 5; i++) d.write(9 + i, outs[i]!);
+  d.code(0, accumulate ? ACCUMULATE_PARAM_GRADS : 0);
+  d.code(1, dtypeCode[first.dtype]);
+  d.code(2, device.kindCode);
+  d.code(3, device.index);
+  unwrap(c.lib.lltm_backward_ex_v(d.base, d.codes), fn);
 }
 
 const reserveBytes = new Uint32Array(2);

@@ -38,10 +38,17 @@ const SIZES_WORD = layoutConstants["offsetof(lltm_tensor, sizes)"] / 4;
 const STRIDES_WORD = layoutConstants["offsetof(lltm_tensor, strides)"] / 4;
 const TWO_32 = 4294967296;
 
-/** `count` descriptor slots in native host memory. */
+/**
+ * `count` descriptor slots in native host memory, then `codeCount` int32
+ * codes: the arguments of an entry point that takes them in memory
+ * (lltm_forward_v, lltm_backward_ex_v), so that a call passes two addresses.
+ */
 export class DescriptorBlock implements Disposable {
   readonly count: number;
-  private readonly base: number;
+  /** The address of the first slot. */
+  readonly base: number;
+  /** The address of the codes, after the last slot. */
+  readonly codes: number;
   private readonly words: Int32Array;
   /** The id each slot describes (0: none). */
   private readonly ids: Float64Array;
@@ -49,14 +56,16 @@ export class DescriptorBlock implements Disposable {
   private readonly shapes: (readonly number[] | undefined)[];
   private readonly strides: (readonly number[] | undefined)[];
 
-  constructor(count: number) {
+  constructor(count: number, codeCount = 0) {
     this.count = count;
     const lib = native();
     const out = new Uint32Array(2);
-    const status = lib.lltm_alloc(count * TENSOR_BYTES, 0, 0, out);
+    const bytes = count * TENSOR_BYTES + codeCount * 4;
+    const status = lib.lltm_alloc(bytes, 0, 0, out);
     if (status !== 0) throw new LLTMError("OUT_OF_MEMORY", `descriptor block: ${lib.lltm_last_error()}`);
     this.base = out[0]! + out[1]! * TWO_32;
-    this.words = new Int32Array(lib.view(this.base, count * TENSOR_BYTES));
+    this.codes = this.base + count * TENSOR_BYTES;
+    this.words = new Int32Array(lib.view(this.base, bytes));
     this.ids = new Float64Array(count);
     this.shapes = new Array(count).fill(undefined);
     this.strides = new Array(count).fill(undefined);
@@ -94,6 +103,11 @@ export class DescriptorBlock implements Disposable {
       w[j + 1] = highWord(stride);
     }
     return address;
+  }
+
+  /** Sets code `i` (after the slots). */
+  code(i: number, value: number): void {
+    this.words[this.count * SLOT_WORDS + i] = value;
   }
 
   private freed = false;

@@ -60,7 +60,7 @@ function bufferAddress(ffi: NodeFFI, bases: WeakMap<ArrayBufferLike, bigint>, vi
     base = ffi.getRawPointer(buffer);
     bases.set(buffer, base);
   }
-  return base + BigInt(view.byteOffset);
+  return view.byteOffset === 0 ? base : base + BigInt(view.byteOffset);
 }
 
 /** `f` with its number arguments for 64-bit integers and addresses made BigInts, and its buffers addresses. */

@@ -83,6 +83,12 @@ export const symbols = {
   lltm_sequence_backward: {
     args: [T, T, T, "ptr", "u64", T, T, T, T, T, T, T, T, "u32", "i32", "i32", "i32"], returns: "i32",
   },
+  // int32_t lltm_forward_v(const lltm_tensor* tensors /* 12 */, const int32_t* codes /* dtype, device_kind, device_index */)
+  lltm_forward_v: { args: ["ptr", "ptr"], returns: "i32" },
+  // int32_t lltm_backward_ex_v(const lltm_tensor* tensors /* 14 */, const int32_t* codes /* flags, dtype, kind, index */)
+  lltm_backward_ex_v: { args: ["ptr", "ptr"], returns: "i32" },
+  // int32_t lltm_alloc_v(uint64_t bytes, const int32_t* device /* kind, index */, void** out)
+  lltm_alloc_v: { args: ["u64", "buffer", "buffer"], returns: "i32" },
 } as const satisfies Record<string, SymbolSpec>;
 
 export type SymbolName = keyof typeof symbols;
