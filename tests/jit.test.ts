@@ -34,11 +34,14 @@ function built(): Promise<Fixture> {
   return fixture;
 }
 
-/** Runs `fn` with console.warn captured; returns what it printed. */
-async function warnings<T>(fn: () => Promise<T>): Promise<{ result: T; printed: string[] }> {
+/** Runs `fn` with console.warn captured (each message also to `seen`); returns what it printed. */
+async function warnings<T>(fn: () => Promise<T>, seen?: (message: string) => void): Promise<{ result: T; printed: string[] }> {
   const printed: string[] = [];
   const original = console.warn;
-  console.warn = (...args: unknown[]) => printed.push(args.join(" "));
+  console.warn = (...args: unknown[]) => {
+    printed.push(args.join(" "));
+    seen?.(args.join(" "));
+  };
   try {
     return { result: await fn(), printed };
   } finally {
@@ -119,10 +122,26 @@ test("the build lock names its owner and is taken over, with a message, when the
 
   // A live owner is waited for, by name, and its lock is taken when it ends.
   rmSync(stamp);
-  const sleeper = spawn("sleep", ["2"]);
+  const sleeper = spawn("sleep", ["600"]);
+  let sawWaiting = false;
   mkdirSync(lock);
   writeFileSync(join(lock, "owner.json"), JSON.stringify({ pid: sleeper.pid, host: host(), started: Date.now() }));
-  const waited = await warnings(() => within(60_000, "a lock of a live process", load(options)));
+  const waited = await warnings(async () => {
+    const loading = load(options);
+    try {
+      // Ends the owner once load() says it waits for it.
+      const deadline = Date.now() + 60_000;
+      while (!sawWaiting) {
+        if (Date.now() > deadline) throw new Error("load() never said it waits for the lock's owner");
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    } finally {
+      sleeper.kill("SIGKILL");
+    }
+    return await within(60_000, "a lock of a live process", loading);
+  }, (m) => {
+    if (/waiting for the build of process/.test(m)) sawWaiting = true;
+  });
   assert(waited.printed.some((m) => new RegExp(`waiting for the build of process ${sleeper.pid} on `).test(m)), waited.printed.join("\n"));
   assert(waited.printed.some((m) => /is no longer running/.test(m)), waited.printed.join("\n"));
   assert(waited.result.rebuilt, "built after the owner ended");
