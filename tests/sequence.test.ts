@@ -15,7 +15,9 @@ import {
 import { native } from "../ts/native/library.ts";
 import { assert, assertEquals, cudaSkipReason, test } from "./harness.ts";
 import { disposeAll, dtype, layout, makeInput } from "./helpers.ts";
-import { assertProperty, makeSequence, makeWeights, sequenceCase, sequenceLayout, sequenceTolerance } from "./sequence_helpers.ts";
+import {
+  assertProperty, magnitudeTolerance, makeSequence, makeWeights, sequenceCase, sequenceLayout, sequenceTolerance,
+} from "./sequence_helpers.ts";
 import { type Gradient, referenceSequence } from "./sequence_reference.ts";
 
 const devices = [["cpu", false], ["cuda", cudaSkipReason()]] as const;
@@ -28,19 +30,24 @@ function norm(a: ArrayLike<number>): number {
   return Math.sqrt(sum);
 }
 
+/** The magnitudes of a gradient's terms (see sequence_reference.ts) and the error allowed relative to them. */
+interface Magnitude {
+  values: ArrayLike<number>;
+  tol: number;
+}
+
 /**
  * Whether `actual` is within relative error `tol` of `expected`; or, for a
- * gradient whose terms cancel (given their `magnitude`, see
- * sequence_reference.ts), within tol/10 of the magnitudes' norm: rounding
- * errors scale with the terms, not with a sum that cancels, so no float32
- * implementation meets 1e-5 of such a sum. `approximations` is 2 when both
- * sides round. A gradient that has vanished below what the dtype resolves
- * (float32's normal numbers end at 1.2e-38; a saturated cell's slope over a
- * long sequence reaches e^-100) counts as matching within that floor.
- * Returns a message saying why not, or undefined.
+ * gradient whose terms cancel, within `magnitude.tol` of the norm of the
+ * terms' magnitudes: rounding errors scale with the terms, not with a sum
+ * that cancels, so no float32 implementation meets 1e-5 of such a sum.
+ * `approximations` is 2 when both sides round. A gradient that has vanished
+ * below what the dtype resolves (float32's normal numbers end at 1.2e-38; a
+ * saturated cell's slope over a long sequence reaches e^-100) counts as
+ * matching within that floor. Returns a message saying why not, or undefined.
  */
 function mismatch(
-  actual: Float32Array | Float64Array, expected: ArrayLike<number>, tol: number, magnitude?: ArrayLike<number>,
+  actual: Float32Array | Float64Array, expected: ArrayLike<number>, tol: number, magnitude?: Magnitude,
   approximations = 1,
 ): string | undefined {
   const err = relativeError(actual, expected);
@@ -49,13 +56,13 @@ function mismatch(
   const floor = (actual instanceof Float32Array ? 1e-30 : 1e-290) * Math.sqrt(actual.length);
   if (diff <= floor) return undefined;
   if (magnitude === undefined) return `relative error ${err} > ${tol}`;
-  const scale = norm(magnitude);
-  if (diff <= approximations * (tol / 10) * scale) return undefined;
-  return `relative error ${err} > ${tol}, and ${diff / scale} of the terms' magnitude > ${approximations * tol / 10}`;
+  const scale = norm(magnitude.values), allowed = approximations * magnitude.tol;
+  if (diff <= allowed * scale) return undefined;
+  return `relative error ${err} > ${tol}, and ${diff / scale} of the terms' magnitude > ${allowed}`;
 }
 
-function check(what: string, actual: Tensor, expected: ArrayLike<number>, tol: number, magnitude?: ArrayLike<number>): void {
-  const why = mismatch(actual.toTypedArray(), expected, tol, magnitude);
+function check(what: string, actual: Tensor, expected: ArrayLike<number>, tol: number): void {
+  const why = mismatch(actual.toTypedArray(), expected, tol);
   assert(why === undefined, `${what}: ${why}`);
 }
 
@@ -87,9 +94,14 @@ function engineProperty(device: DeviceLike) {
       outputs: fw.outputs, lastH: fw.lastH, lastCell: fw.lastCell, dInputs: bw.dInputs, dWeights: bw.dWeights,
       dBias: bw.dBias, dH0: bw.dH0, dC0: bw.dC0,
     };
-    const magnitude = (name: string) => ref.magnitudes[name as Gradient];
+    const magnitudeTol = magnitudeTolerance(dt, T);
+    const magnitude = (name: string): Magnitude | undefined => {
+      const values = ref.magnitudes[name as Gradient];
+      return values && { values, tol: magnitudeTol };
+    };
     for (const [name, t] of Object.entries(engine)) {
-      check(`${at} ${name} vs reference`, t, ref[name as keyof typeof engine], tol, magnitude(name));
+      const why = mismatch(t.toTypedArray(), ref[name as keyof typeof engine], tol, magnitude(name));
+      assert(why === undefined, `${at} ${name} vs reference: ${why}`);
     }
 
     // The per-step path (one native call per step) on the same numbers.

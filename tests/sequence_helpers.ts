@@ -78,6 +78,18 @@ export function sequenceTolerance(dtype: DType, T: number): number {
   return 1e-5 * Math.max(1, Math.ceil(T / 64));
 }
 
+/**
+ * The error allowed relative to the norm of a gradient's terms' magnitudes
+ * (where the gradient's own terms cancel): a tenth of the relative bound, or
+ * four units of rounding for each of the T + 1 steps the gradient is carried
+ * through (the forward's rounding of every state reaches the backward's
+ * factors, and each backward step adds its own), whichever is larger.
+ */
+export function magnitudeTolerance(dtype: DType, T: number): number {
+  const eps = dtype === "float32" ? 2 ** -24 : 2 ** -53;
+  return Math.max(sequenceTolerance(dtype, T) / 10, 4 * (T + 1) * eps);
+}
+
 /** fc.assert whose failure carries the failing assertion's message (fast-check keeps it as the error's cause). */
 export function assertProperty<Ts extends unknown[]>(property: fc.IProperty<Ts>, parameters: fc.Parameters<Ts>): void {
   try {

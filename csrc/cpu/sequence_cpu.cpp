@@ -110,7 +110,9 @@ struct Tanh {
 inline float reciprocal(float x) { return 1.0f / x; }
 inline FloatVector reciprocal(FloatVector x) {
 #if defined(__AVX512F__)
-  const FloatVector r = reinterpret_cast<FloatVector>(_mm512_rcp14_ps(reinterpret_cast<__m512>(x)));
+  // (The masked form: GCC 12's unmasked one reads an undefined register and warns.)
+  const FloatVector r =
+      reinterpret_cast<FloatVector>(_mm512_maskz_rcp14_ps(__mmask16(0xFFFF), reinterpret_cast<__m512>(x)));
 #elif defined(__AVX__)
   const FloatVector r = reinterpret_cast<FloatVector>(_mm256_rcp_ps(reinterpret_cast<__m256>(x)));
 #else
@@ -221,6 +223,22 @@ inline void backward_unit(const T* dh_in, const T* factors, const T* slope, int6
   store(dg, load<F>(factors) * d_cell);
   store(dg + S, load<F>(factors + S) * dh);
   store(dg + 2 * S, load<F>(factors + 2 * S) * d_cell);
+}
+
+// The recurrent product of mr <= kTileRows rows against one packed panel,
+// with the fewest micro-kernel rows that cover them: a batch below the tile
+// height (inference of one sequence, say) is not padded to a full tile.
+template <typename T, int NV>
+inline void panel_product(int64_t mr, int64_t kc, const T* const* rows, int64_t aps, const T* panel, T* tile) {
+  constexpr int NR = NV * Vector<T>::lanes;
+  if (mr <= 1)
+    micro_kernel<T, 1, NV, true>(kc, rows, aps, panel, NR, tile);
+  else if (mr <= 2)
+    micro_kernel<T, 2, NV, true>(kc, rows, aps, panel, NR, tile);
+  else if (mr <= 4)
+    micro_kernel<T, 4, NV, true>(kc, rows, aps, panel, NR, tile);
+  else
+    micro_kernel<T, kTileRows, NV, true>(kc, rows, aps, panel, NR, tile);
 }
 
 // Rows [b0, b0 + mr) of a row-major [B, *] block `base` with row stride ld,
@@ -347,7 +365,7 @@ void forward(const SequenceForwardArgs& a, int32_t dtype) {
         const int64_t aps = h_prev == nullptr ? a.h0->strides[1] : 1;
         for (int64_t q = q0; q < q1; ++q) {
           for (int g = 0; g < 3; ++g)
-            micro_kernel<T, MR, NV, true>(S, rows, aps, packed + g * S * k.SP + q * S * NR, NR, tile[g]);
+            panel_product<T, NV>(mr, S, rows, aps, packed + g * S * k.SP + q * S * NR, tile[g]);
           const int64_t u0 = q * NR, nr = std::min<int64_t>(NR, S - u0);
           constexpr int64_t L = lane_width<T>();
           for (int64_t i = 0; i < mr; ++i) {
@@ -399,7 +417,7 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype) {
   auto recurrent = [&](int64_t t, int64_t b0, int64_t mr, int64_t q, const T* const* rows, T* tile) {
     const int64_t u0 = q * NR, nr = std::min<int64_t>(NR, S - u0);
     if (t + 1 < steps)
-      micro_kernel<T, MR, NV, true>(G, rows, 1, packed + q * G * NR, NR, tile);
+      panel_product<T, NV>(mr, G, rows, 1, packed + q * G * NR, tile);
     else
       std::fill(tile, tile + MR * NR, T(0));
     for (int64_t i = 0; i < mr; ++i) {
@@ -535,7 +553,7 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype) {
       const int64_t mr = std::min<int64_t>(MR, B - b0);
       row_pointers<T>(rows, d_gates, G, b0, mr);
       for (int64_t q = q0; q < q1; ++q) {
-        micro_kernel<T, MR, NV, true>(G, rows, 1, packed + q * G * NR, NR, tile);
+        panel_product<T, NV>(mr, G, rows, 1, packed + q * G * NR, tile);
         const int64_t u0 = q * NR, nr = std::min<int64_t>(NR, S - u0);
         for (int64_t i = 0; i < mr; ++i) {
           const auto dst = d_h0[b0 + i];
