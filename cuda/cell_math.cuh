@@ -11,6 +11,8 @@ __device__ __forceinline__ float expm1_of(float x) { return expm1f(x); }
 __device__ __forceinline__ double expm1_of(double x) { return expm1(x); }
 __device__ __forceinline__ float tanh_of(float x) { return tanhf(x); }
 __device__ __forceinline__ double tanh_of(double x) { return tanh(x); }
+__device__ __forceinline__ float cosh_of(float x) { return coshf(x); }
+__device__ __forceinline__ double cosh_of(double x) { return cosh(x); }
 
 template <typename T>
 __device__ __forceinline__ T sigmoid(T x) {
@@ -21,6 +23,24 @@ __device__ __forceinline__ T sigmoid(T x) {
 template <typename T>
 __device__ __forceinline__ T elu(T x) {
   return x > T(0) ? x : expm1_of(x);
+}
+
+// The slopes of sigmoid and tanh from their arguments, in forms that keep
+// their relative accuracy where the functions saturate: sigma(g) (1 -
+// sigma(g)) and 1 - tanh(c)^2 subtract from 1 a value whose own rounding
+// then dominates (at sigma(g) = 0.999 a float's last bit is 6e-5 of the
+// slope), and a sequence's backward multiplies such slopes over every step.
+template <typename T>
+__device__ __forceinline__ T sigmoid_slope(T g) {
+  return sigmoid(g) * sigmoid(-g);
+}
+
+// 1 / cosh(c)^2; cosh overflows to infinity past |c| of about 89 (float) or
+// 710 (double), where the slope is below what the type resolves: 0.
+template <typename T>
+__device__ __forceinline__ T tanh_slope(T c) {
+  const T ch = cosh_of(c);
+  return T(1) / (ch * ch);
 }
 
 template <typename T>

@@ -14,10 +14,12 @@ namespace lltm::cuda {
 
 // The saved state: kReservePlanes planes of [T, B, S], in this order. Plane
 // kPlaneH holds at step t the h that step reads, h_{t-1} (h0 at step 0), so
-// that the recurrent weights' gradient is one product over all T * B rows;
-// tanh(c) and the gate values leave the backward no exp or tanh to compute
-// but elu's derivative. 5 planes, the reserve size the ABI promises.
-enum ReservePlane { kPlaneH, kPlaneInput, kPlaneOutput, kPlaneCandidateSum, kPlaneTanhCell, kReservePlanes };
+// that the recurrent weights' gradient is one product over all T * B rows.
+// The three gate sums (before their activations) and the new cell follow:
+// the backward takes the slopes from these arguments (sigmoid_slope,
+// tanh_slope), which stay accurate where the activations saturate, as the
+// activated values would not. 5 planes, the reserve size the ABI promises.
+enum ReservePlane { kPlaneH, kPlaneGate0, kPlaneGate1, kPlaneGate2, kPlaneCell, kReservePlanes };
 
 template <typename T>
 struct SequenceForwardTensors {
@@ -57,7 +59,7 @@ struct SequenceBackwardTensors {
 
 // The cell update of state s, row b, step t once its gates are known: writes
 // the output, the next cell (or the last h and cell), h for the next step
-// and the saved tanh(c).
+// and the saved cell.
 template <typename T>
 __device__ __forceinline__ void finish_cell(const SequenceForwardTensors<T>& p, int t, int b, int s, T i, T o, T z,
                                             T old_cell) {
@@ -72,7 +74,7 @@ __device__ __forceinline__ void finish_cell(const SequenceForwardTensors<T>& p, 
   } else {
     p.cell[e] = cell;
   }
-  if (p.reserve != nullptr) p.plane(kPlaneTanhCell, t)[e] = th;
+  if (p.reserve != nullptr) p.plane(kPlaneCell, t)[e] = cell;
   if (t + 1 < p.steps) p.h_of(t)[e] = h;
 }
 
@@ -88,24 +90,25 @@ __device__ __forceinline__ T old_cell_of(const SequenceForwardTensors<T>& p, int
 }
 
 // What the gate gradients of one element read that no other work of the
-// pass writes (the saved gates and the output's gradient): loadable ahead,
-// while a grid barrier is pending.
+// pass writes (the saved gate sums and cell, and the output's gradient):
+// loadable ahead, while a grid barrier is pending.
 template <typename T>
 struct SavedCell {
-  T i, o, g2, th, grad_output;
+  T g0, g1, g2, cell, grad_output;
 };
 
 template <typename T>
 __device__ __forceinline__ SavedCell<T> load_saved(const SequenceBackwardTensors<T>& p, int t, int b, int s) {
   const int64_t e = int64_t(b) * p.S + s;
-  return {__ldg(p.plane(kPlaneInput, t) + e), __ldg(p.plane(kPlaneOutput, t) + e),
-          __ldg(p.plane(kPlaneCandidateSum, t) + e), __ldg(p.plane(kPlaneTanhCell, t) + e),
+  return {__ldg(p.plane(kPlaneGate0, t) + e), __ldg(p.plane(kPlaneGate1, t) + e),
+          __ldg(p.plane(kPlaneGate2, t) + e), __ldg(p.plane(kPlaneCell, t) + e),
           p.has_grad_outputs ? p.grad_outputs[t][b][s] : T(0)};
 }
 
 // The gate gradients of state s, row b, step t into dG, and the cell's
-// gradient on to step t - 1 (d_c0 at t = 0). The formulas are the step
-// backward's (gate_gradient in step_tensors.cuh), term for term.
+// gradient on to step t - 1 (d_c0 at t = 0): the step backward's formulas
+// (gate_gradient in step_tensors.cuh) with the slopes taken from the
+// activations' arguments.
 template <typename T>
 __device__ __forceinline__ void backward_cell(const SequenceBackwardTensors<T>& p, int t, int b, int s,
                                               const SavedCell<T>& v) {
@@ -113,12 +116,12 @@ __device__ __forceinline__ void backward_cell(const SequenceBackwardTensors<T>& 
   const bool last = t + 1 == p.steps;
   const T grad_h = (last ? (p.has_grad_last_h ? p.grad_last_h[b][s] : T(0)) : p.dh[e]) + v.grad_output;
   const T grad_cell = last ? (p.has_grad_last_cell ? p.grad_last_cell[b][s] : T(0)) : p.dc[e];
-  const T z = elu(v.g2);
-  const T d_cell = (T(1) - v.th * v.th) * v.o * grad_h + grad_cell;
+  const T i = sigmoid(v.g0), o = sigmoid(v.g1), z = elu(v.g2), th = tanh_of(v.cell);
+  const T d_cell = tanh_slope(v.cell) * o * grad_h + grad_cell;
   T* dg = p.dG + (int64_t(t) * p.B + b) * 3 * p.S;
-  dg[s] = z * d_cell * v.i * (T(1) - v.i);
-  dg[p.S + s] = v.th * grad_h * v.o * (T(1) - v.o);
-  dg[2 * p.S + s] = v.i * d_cell * elu_derivative(v.g2);
+  dg[s] = z * d_cell * sigmoid_slope(v.g0);
+  dg[p.S + s] = th * grad_h * sigmoid_slope(v.g1);
+  dg[2 * p.S + s] = i * d_cell * elu_derivative(v.g2);
   if (t == 0)
     p.d_c0[b][s] = d_cell;
   else

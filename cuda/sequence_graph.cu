@@ -20,9 +20,9 @@ __global__ void __launch_bounds__(kBlockThreads) forward_step_pointwise(Sequence
     const T g0 = g[s] + p.bias[s], g1 = g[p.S + s] + p.bias[p.S + s], g2 = g[2 * p.S + s] + p.bias[2 * p.S + s];
     const T i = sigmoid(g0), o = sigmoid(g1), z = elu(g2);
     if (p.reserve != nullptr) {
-      p.plane(kPlaneInput, t)[e] = i;
-      p.plane(kPlaneOutput, t)[e] = o;
-      p.plane(kPlaneCandidateSum, t)[e] = g2;
+      p.plane(kPlaneGate0, t)[e] = g0;
+      p.plane(kPlaneGate1, t)[e] = g1;
+      p.plane(kPlaneGate2, t)[e] = g2;
     }
     if (t == 0) save_h0(p, b, s);
     finish_cell(p, t, b, s, i, o, z, old_cell_of(p, t, b, s));

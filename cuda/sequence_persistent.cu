@@ -20,17 +20,15 @@ namespace lltm::cuda {
 
 namespace {
 
-// A block owns kStates consecutive states: in the forward pass their 3 x
-// kStates rows of W_h (i, o and z of each), in the backward pass the same
-// states' kStates columns of W_h over all 3S gates; both are 3 kStates S
-// weights. Its warps take the batch rows in turn. Nothing a block writes in
-// one step is read by another block in that step: the grid barrier between
-// steps is the only one the kernels need.
-constexpr int kStates = 4;
-constexpr int kGateRows = 3 * kStates;
-constexpr int kForwardSums = pow2_at_least(kGateRows);
-constexpr int kForwardLanesPerSum = kWarp / kForwardSums;
-constexpr int kBackwardLanesPerSum = kWarp / kStates;
+// A block owns kStates consecutive states (a template parameter: 1, 2 or 4,
+// the fewest that spread S over at most one block per multiprocessor, so
+// that small S uses more of the GPU): in the forward pass their 3 x kStates
+// rows of W_h (i, o and z of each), in the backward pass the same states'
+// kStates columns of W_h over all 3S gates; both are 3 kStates S weights.
+// Its warps take the batch rows in turn. Nothing a block writes in one step
+// is read by another block in that step: the grid barrier between steps is
+// the only one the kernels need.
+constexpr int kMaxStates = 4;
 constexpr int kThreads = 512;
 constexpr int kWarps = kThreads / kWarp;
 // Each step first copies what it reads (h_{t-1} or dG_t from other blocks,
@@ -38,8 +36,14 @@ constexpr int kWarps = kThreads / kWarp;
 // memory, as many batch rows at a time as the shared memory left beside the
 // weights holds: the whole block then has many loads in flight at once,
 // instead of each warp waiting on L2 once per few products.
-constexpr int kForwardRowExtra = kGateRows + kStates;  // a forward row's staged input sums and cells
-static_assert(kForwardSums <= kWarp && (kStates & (kStates - 1)) == 0, "every sum ends in its own lanes");
+
+// The weights' slice in shared memory, rounded up to 16 bytes so that the
+// staged rows after it take 16-byte copies.
+template <typename T>
+__host__ __device__ constexpr int64_t padded(int64_t elements) {
+  constexpr int64_t per16 = 16 / int64_t(sizeof(T));
+  return (elements + per16 - 1) / per16 * per16;
+}
 
 // N consecutive T of shared memory into registers, 16 bytes at a time (row is 16-byte aligned).
 template <int N, typename T>
@@ -88,7 +92,7 @@ __device__ __forceinline__ void stage(T* dst, const T* src, int64_t count) {
 __device__ __forceinline__ void stage_wait() { __pipeline_wait_prior(0); }
 
 // The gate sums h_{t-1}[b] . W_h[q] of the block's rows q, partial per lane, from the staged row h.
-template <typename T>
+template <int kGateRows, int kForwardSums, typename T>
 __device__ __forceinline__ void recurrent_sums(const T* w, const T* h, int S, int lane, T (&acc)[kForwardSums]) {
 #pragma unroll 4
   for (int k = lane; k < S; k += kWarp) {
@@ -101,12 +105,16 @@ __device__ __forceinline__ void recurrent_sums(const T* w, const T* h, int S, in
 }
 
 // rows: the batch rows staged per pass (see plan()).
-template <typename T>
+template <typename T, int kStates>
 __global__ void __launch_bounds__(kThreads, 1) forward_persistent(SequenceForwardTensors<T> p, int rows) {
+  constexpr int kGateRows = 3 * kStates;
+  constexpr int kForwardSums = pow2_at_least(kGateRows);
+  constexpr int kForwardLanesPerSum = kWarp / kForwardSums;
+  static_assert(kForwardSums <= kWarp, "every sum ends in its own lanes");
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   T* w = reinterpret_cast<T*>(shared_bytes);  // [S][kGateRows]: w[k][q] = W_h[gate q / kStates of state q % kStates][k]
   const int S = p.S, s0 = blockIdx.x * kStates;
-  T* staged_h = w + S * kGateRows;                    // [rows][S]: h_{t-1}
+  T* staged_h = w + padded<T>(int64_t(S) * kGateRows);  // [rows][S]: h_{t-1}
   T* staged_in = staged_h + int64_t(rows) * S;        // [rows][kGateRows]: x_t W_x^T of the block's gates
   T* staged_cell = staged_in + rows * kGateRows;      // [rows][kStates]: the block's cells before step t
   // States past S read row S-1 instead, and their results are not stored.
@@ -157,12 +165,11 @@ __global__ void __launch_bounds__(kThreads, 1) forward_persistent(SequenceForwar
       __syncthreads();
       for (int b = b0 + warp; b < b0 + count; b += kWarps) {
         T acc[kForwardSums] = {};
-        recurrent_sums(w, staged_h + (b - b0) * S, S, lane, acc);
+        recurrent_sums<kGateRows>(w, staged_h + (b - b0) * S, S, lane, acc);
         const T g = butterfly_sum(acc, lane) + (r < kGateRows ? staged_in[(b - b0) * kGateRows + r] : T(0)) + bias;
         const T activated = gate < 2 ? sigmoid(g) : elu(g);
         if (owner && p.reserve != nullptr)
-          p.plane(gate == 0 ? kPlaneInput : gate == 1 ? kPlaneOutput : kPlaneCandidateSum, t)[int64_t(b) * S + s] =
-              gate < 2 ? activated : g;
+          p.plane(kPlaneGate0 + gate, t)[int64_t(b) * S + s] = g;
         const T i = __shfl_sync(0xffffffffu, activated, kForwardLanesPerSum * j);
         const T o = __shfl_sync(0xffffffffu, activated, kForwardLanesPerSum * (kStates + j));
         const T z = __shfl_sync(0xffffffffu, activated, kForwardLanesPerSum * (2 * kStates + j));
@@ -179,8 +186,9 @@ __global__ void __launch_bounds__(kThreads, 1) forward_persistent(SequenceForwar
   }
 }
 
-template <typename T>
+template <typename T, int kStates>
 __global__ void __launch_bounds__(kThreads, 1) backward_persistent(SequenceBackwardTensors<T> p, int rows) {
+  constexpr int kBackwardLanesPerSum = kWarp / kStates;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   T* w = reinterpret_cast<T*>(shared_bytes);  // [3S][kStates]: w[n][j] = W_h[n][state j]
   const int S = p.S, G = 3 * S, s0 = blockIdx.x * kStates;
@@ -192,7 +200,7 @@ __global__ void __launch_bounds__(kThreads, 1) backward_persistent(SequenceBackw
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
   const int j = lane / kBackwardLanesPerSum, s = s0 + j;
   const bool owner = lane % kBackwardLanesPerSum == 0 && s < S;
-  T* staged = w + G * kStates;  // [rows][3S]: rows of dG_t
+  T* staged = w + padded<T>(int64_t(G) * kStates);  // [rows][3S]: rows of dG_t
   // A thread's first element of phase A: its saved values are loaded one step ahead, during the barrier.
   const int b_first = threadIdx.x / kStates, s_first = s0 + threadIdx.x % kStates;
   const bool has_first = b_first < p.B && s_first < S;
@@ -265,7 +273,17 @@ const DeviceLimits& limits(int device) {
   return *l;
 }
 
-int64_t blocks_for(int64_t S) { return (S + kStates - 1) / kStates; }
+int64_t blocks_for(int64_t S, int states) { return (S + states - 1) / states; }
+
+// The fewest states per block (1, 2 or 4) whose grid has at most one block per multiprocessor; 4 beyond.
+int states_for(int64_t S) {
+  int device = 0;
+  LLTM_CUDA_CHECK(cudaGetDevice(&device));
+  const int sms = limits(device).multiprocessors;
+  for (int states = 1; states < kMaxStates; states *= 2)
+    if (blocks_for(S, states) <= sms) return states;
+  return kMaxStates;
+}
 
 // How a kernel runs S states and B rows: the rows staged per pass (0 when it cannot run) and its shared memory.
 struct Plan {
@@ -273,12 +291,12 @@ struct Plan {
   size_t shared;
 };
 
-// The most rows that fit beside the block's 3 kStates S weights when every
+// The most rows that fit beside the block's 3 states S weights when every
 // block must be resident at once, each row taking row_elements; then a check
 // of the occupancy the compiler's registers allow. Plans are cached: a
 // call's plan costs a lookup.
 template <typename T>
-Plan plan(const void* kernel, int64_t S, int64_t B, int64_t row_elements) {
+Plan plan(const void* kernel, int states, int64_t S, int64_t B, int64_t row_elements) {
   int device = 0;
   LLTM_CUDA_CHECK(cudaGetDevice(&device));
   static std::mutex mutex;
@@ -287,11 +305,11 @@ Plan plan(const void* kernel, int64_t S, int64_t B, int64_t row_elements) {
   std::lock_guard<std::mutex> lock(mutex);
   if (auto hit = plans.find(key); hit != plans.end()) return hit->second;
   const DeviceLimits& l = limits(device);
-  const int64_t per_sm = (blocks_for(S) + l.multiprocessors - 1) / l.multiprocessors;
+  const int64_t per_sm = (blocks_for(S, states) + l.multiprocessors - 1) / l.multiprocessors;
   const int64_t budget = std::min<int64_t>(int64_t(l.shared_per_block),
                                            int64_t(l.shared_per_multiprocessor) / per_sm -
                                                int64_t(l.shared_reserved_per_block));
-  const int64_t weights = 3 * kStates * S * int64_t(sizeof(T)), row = row_elements * int64_t(sizeof(T));
+  const int64_t weights = padded<T>(3 * states * S) * int64_t(sizeof(T)), row = row_elements * int64_t(sizeof(T));
   Plan result{0, 0};
   if (l.cooperative && budget >= weights + row) {
     const int64_t rows = std::min(B, (budget - weights) / row);
@@ -306,35 +324,55 @@ Plan plan(const void* kernel, int64_t S, int64_t B, int64_t row_elements) {
   return result;
 }
 
-template <typename T>
+template <typename T, int kStates>
 Plan forward_plan(int64_t S, int64_t B) {
-  return plan<T>(reinterpret_cast<const void*>(forward_persistent<T>), S, B, S + kForwardRowExtra);
+  // A forward row stages h, the block's 3 kStates input sums and its kStates cells.
+  return plan<T>(reinterpret_cast<const void*>(forward_persistent<T, kStates>), kStates, S, B, S + 4 * kStates);
 }
 
-template <typename T>
+template <typename T, int kStates>
 Plan backward_plan(int64_t S, int64_t B) {
-  return plan<T>(reinterpret_cast<const void*>(backward_persistent<T>), S, B, 3 * S);
+  return plan<T>(reinterpret_cast<const void*>(backward_persistent<T, kStates>), kStates, S, B, 3 * S);
+}
+
+// Calls body.template operator()<kStates>() with the states per block that S takes.
+template <typename Body>
+auto with_states(int64_t S, Body&& body) {
+  switch (states_for(S)) {
+    case 1:
+      return body(std::integral_constant<int, 1>{});
+    case 2:
+      return body(std::integral_constant<int, 2>{});
+    default:
+      return body(std::integral_constant<int, kMaxStates>{});
+  }
 }
 
 }  // namespace
 
 template <typename T>
 bool persistent_fits(int64_t S, int64_t B) {
-  return forward_plan<T>(S, B).rows > 0 && backward_plan<T>(S, B).rows > 0;
+  return with_states(S, [&](auto states) {
+    return forward_plan<T, states()>(S, B).rows > 0 && backward_plan<T, states()>(S, B).rows > 0;
+  });
 }
 
 template <typename T>
 void persistent_forward(const SequenceForwardTensors<T>& p, cudaStream_t stream) {
-  const Plan plan = forward_plan<T>(p.S, p.B);
-  launch_cooperative("forward_persistent", forward_persistent<T>, dim3(unsigned(blocks_for(p.S))), dim3(kThreads),
-                     plan.shared, stream, p, plan.rows);
+  with_states(p.S, [&](auto states) {
+    const Plan plan = forward_plan<T, states()>(p.S, p.B);
+    launch_cooperative("forward_persistent", forward_persistent<T, states()>, dim3(unsigned(blocks_for(p.S, states()))),
+                       dim3(kThreads), plan.shared, stream, p, plan.rows);
+  });
 }
 
 template <typename T>
 void persistent_backward(const SequenceBackwardTensors<T>& p, cudaStream_t stream) {
-  const Plan plan = backward_plan<T>(p.S, p.B);
-  launch_cooperative("backward_persistent", backward_persistent<T>, dim3(unsigned(blocks_for(p.S))), dim3(kThreads),
-                     plan.shared, stream, p, plan.rows);
+  with_states(p.S, [&](auto states) {
+    const Plan plan = backward_plan<T, states()>(p.S, p.B);
+    launch_cooperative("backward_persistent", backward_persistent<T, states()>,
+                       dim3(unsigned(blocks_for(p.S, states()))), dim3(kThreads), plan.shared, stream, p, plan.rows);
+  });
 }
 
 template bool persistent_fits<float>(int64_t, int64_t);
