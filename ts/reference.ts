@@ -3,6 +3,7 @@
  * are tested against, and the `ref` variant of the benchmark. Written for
  * clarity, following the tutorial's Python formulas one line at a time.
  */
+import { LLTMError } from "./errors.ts";
 import { Tensor } from "./tensor.ts";
 
 /** A row-major float64 matrix (a vector is a 1 x n matrix). */
@@ -142,7 +143,9 @@ export function referenceBackward(
 
 /** ||a - b|| / ||b|| in the Frobenius norm (0 when both are zero), as the tutorial's check compares. */
 export function relativeError(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  if (a.length !== b.length) throw new Error(`relativeError: lengths ${a.length} and ${b.length} differ`);
+  if (a.length !== b.length) {
+    throw new LLTMError("SHAPE_MISMATCH", `relativeError: lengths ${a.length} and ${b.length} differ`);
+  }
   let diff = 0, norm = 0;
   for (let i = 0; i < a.length; i++) {
     const d = a[i]! - b[i]!;

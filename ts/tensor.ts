@@ -401,13 +401,9 @@ export class Tensor implements native.NativeTensor {
    * (which an elementwise call reads before writing).
    */
   private sharesMemoryWith(other: Tensor): boolean {
+    if (other.storage !== this.storage) return false;
     if (other.offset === this.offset && sameShape(other.strides, this.strides)) return false;
-    return sharesMemory(this, other);
-  }
-
-  /** Whether the two may touch the same bytes (conservative for interleaved views of one block). */
-  static sharesMemory(a: Tensor, b: Tensor): boolean {
-    return a.storage === b.storage && native.overlaps(a, b, itemSize(a.dtype));
+    return native.overlaps(this, other, itemSize(this.dtype));
   }
 
   private view(shape: readonly number[], strides: readonly number[], offset: number): Tensor {
@@ -464,8 +460,6 @@ export class GroupLayout {
     return out;
   }
 }
-
-export const sharesMemory = Tensor.sharesMemory;
 
 export function disposedError(what: string): LLTMError {
   return new LLTMError("DISPOSED", `${what} has been disposed`);

@@ -1,5 +1,5 @@
 /** The Deno binding of the C ABI, over Deno.dlopen. Needs --allow-ffi. */
-import { withPermissions } from "../errors.ts";
+import { LLTMError, withPermissions } from "../errors.ts";
 import { type ArgKind, bindFunctions, type NativeLibrary, type ReturnKind, symbols } from "./symbols.ts";
 
 /**
@@ -54,7 +54,7 @@ export function open(path: string): NativeLibrary {
         "lltm: viewing native memory (an unscoped --allow-ffi, not one limited to the library's path)",
         () => deno.UnsafePointer.create(BigInt(address)),
       );
-      if (pointer === null) throw new Error("view of a null address");
+      if (pointer === null) throw new LLTMError("INTERNAL", "view of a null address");
       return deno.UnsafePointerView.getArrayBuffer(pointer, bytes);
     },
   };
