@@ -145,3 +145,17 @@ test("LLTM.to moves the parameters and gradients to the GPU in place", () => {
   assert(old.disposed, "the CPU tensors are released");
   assertEquals(m.weights.toArray(), before);
 }, { skip: cudaSkipReason() });
+
+test("a small host block is reused only once no view of it is left", () => {
+  const a = Tensor.fromArray([1, 2, 3, 4], { dtype: "float64" });
+  const address = a.dataAddress;
+  const view = a.narrow(0, 1, 2);
+  a.dispose();
+  using b = Tensor.zeros([4], { dtype: "float64" });
+  assert(b.dataAddress !== address, "a block with a live view is not handed out again");
+  assertEquals(view.toArray(), [2, 3]);
+  view.dispose();
+  using c = Tensor.full([4], 7, { dtype: "float64" });
+  assertEquals(c.dataAddress, address, "the released block serves the next allocation of its size");
+  assertEquals(c.toArray(), [7, 7, 7, 7]);
+});

@@ -3,10 +3,21 @@
  * it. Each tensor holds one reference; the block is freed when the last one
  * is disposed, or by the finalizer if they are collected undisposed; every
  * block is counted (native_memory.ts) so that forgotten ones get collected.
+ *
+ * A small host block whose last tensor is disposed is kept, with its Storage
+ * (still registered with the finalizer), for the next allocation of the same
+ * size: an op's outputs are made and released again at every step, and
+ * lltm_alloc, lltm_free and a finalizer registration and unregistration cost
+ * more than the rest of the TypeScript side of a small call. The latest
+ * RECYCLED such blocks, of at most RECYCLED_BYTES each, are kept; the CUDA
+ * backend pools device memory itself.
  */
-import type { Device } from "./device.ts";
+import { Device } from "./device.ts";
 import { alloc, free } from "./native/index.ts";
 import { allocated, released } from "./native_memory.ts";
+
+const RECYCLED = 8;
+const RECYCLED_BYTES = 64 * 1024;
 
 interface Held {
   address: number;
@@ -15,9 +26,12 @@ interface Held {
 }
 
 const registry = new FinalizationRegistry<Held>((held) => {
-  free(held.address, held.device, held.bytes);
+  free(held.address, held.device);
   released(held.bytes);
 });
+
+/** Host blocks no tensor holds, most recently released last. */
+const recycled: Storage[] = [];
 
 export class Storage {
   private refs: number;
@@ -36,6 +50,15 @@ export class Storage {
   /** Allocates `bytes` bytes on `device`, owned by `refs` tensors. */
   static allocate(bytes: number, device: Device, refs = 1): Storage {
     allocated(bytes);
+    if (device === Device.cpu && bytes <= RECYCLED_BYTES) {
+      for (let i = recycled.length - 1; i >= 0; i--) {
+        const s = recycled[i]!;
+        if (s.bytes !== bytes) continue;
+        recycled.splice(i, 1);
+        s.refs = refs;
+        return s;
+      }
+    }
     let address: number;
     try {
       address = alloc(bytes, device);
@@ -53,9 +76,18 @@ export class Storage {
   release(): void {
     if (this.refs === 0) return;
     if (--this.refs === 0) {
-      registry.unregister(this);
-      free(this.address, this.device, this.bytes);
       released(this.bytes);
+      if (this.device !== Device.cpu || this.bytes > RECYCLED_BYTES) {
+        this.free();
+        return;
+      }
+      if (recycled.length === RECYCLED) recycled.shift()!.free();
+      recycled.push(this);
     }
+  }
+
+  private free(): void {
+    registry.unregister(this);
+    free(this.address, this.device);
   }
 }

@@ -8,7 +8,7 @@
 import type { Device } from "../device.ts";
 import type { DType } from "../dtype.ts";
 import { LLTMError } from "../errors.ts";
-import { ACCUMULATE_PARAM_GRADS, backendBit, deviceKindCode, dtypeCode, SEQUENCE_TRAINING } from "./constants.ts";
+import { ACCUMULATE_PARAM_GRADS, backendBit, dtypeCode, SEQUENCE_TRAINING } from "./constants.ts";
 import { type Describable, DescriptorBlock } from "./descriptor.ts";
 import { native, type NativeLibrary } from "./library.ts";
 import { type ArgumentNames, unwrap } from "./status.ts";
@@ -53,33 +53,10 @@ function open(): Calls {
 const allocated = new Uint32Array(2);
 const allocDevice = new Int32Array(2);
 
-/*
- * Small host blocks freed last, handed out again to an allocation of the
- * same size before the library is asked: an op's outputs are freed and made
- * again at every step, and lltm_alloc plus lltm_free cost more than the rest
- * of the TypeScript side of a small call. At most RECYCLED blocks of at most
- * RECYCLED_BYTES each are kept. (The CUDA backend pools device memory itself.)
- */
-const RECYCLED = 8;
-const RECYCLED_BYTES = 64 * 1024;
-const recycledSize = new Float64Array(RECYCLED);
-const recycledAddress = new Float64Array(RECYCLED);
-let recycledCount = 0;
-
 /** Allocates `bytes` bytes on `device` (lltm_alloc, 64-byte aligned); its address. */
 export function alloc(bytes: number, device: Device): number {
   if (!Number.isSafeInteger(bytes) || bytes < 1) {
     throw new LLTMError("INVALID_ARGUMENT", `alloc: bytes must be a positive integer below 2^53, got ${bytes}`);
-  }
-  if (device.kindCode === deviceKindCode.cpu) {
-    for (let i = recycledCount - 1; i >= 0; i--) {
-      if (recycledSize[i] !== bytes) continue;
-      const address = recycledAddress[i]!;
-      recycledCount--;
-      recycledSize[i] = recycledSize[recycledCount]!;
-      recycledAddress[i] = recycledAddress[recycledCount]!;
-      return address;
-    }
   }
   const c = calls ?? open();
   allocDevice[0] = device.kindCode;
@@ -88,17 +65,8 @@ export function alloc(bytes: number, device: Device): number {
   return allocated[0]! + allocated[1]! * 4294967296;
 }
 
-/**
- * Frees `bytes` bytes at `address` that alloc returned; a failure (only
- * possible on a broken device) is not reported, as by C's free.
- */
-export function free(address: number, device: Device, bytes: number): void {
-  if (device.kindCode === deviceKindCode.cpu && bytes <= RECYCLED_BYTES && recycledCount < RECYCLED) {
-    recycledSize[recycledCount] = bytes;
-    recycledAddress[recycledCount] = address;
-    recycledCount++;
-    return;
-  }
+/** Frees what alloc returned; a failure (only possible on a broken device) is not reported, as by C's free. */
+export function free(address: number, device: Device): void {
   (calls ?? open()).lib.lltm_free(address, device.kindCode, device.index);
 }
 
