@@ -352,9 +352,11 @@ export class Tensor implements native.NativeTensor {
   /** The elements in row-major order, copied to the host (after the device's queued work). */
   toTypedArray(): Float32Array | Float64Array {
     this.assertLive("toTypedArray");
+    // The host array first: a view too large for one (an expand to 2^40) must fail before
+    // clone() asks the allocator for its bytes, which a machine with overcommit grants and then kills.
+    const out = typedArray(this.dtype, this.numel);
     const source = this.isContiguous() ? this : this.clone();
     try {
-      const out = typedArray(this.dtype, this.numel);
       native.read("toTypedArray", out, source);
       return out;
     } finally {
