@@ -11,11 +11,13 @@
  */
 import { spawn } from "node:child_process";
 
-import { fail } from "./args.ts";
+import { fail, parseArgs } from "./args.ts";
 import { startContention } from "./contention.ts";
 
 const usage = "usage: bun scripts/contend.ts N [--] command [args...]";
 const argv = process.argv.slice(2);
+// N goes through the strict parser (so a flag in its place, or --help, is handled); the rest is the command's own.
+parseArgs(argv.slice(0, 1), { positionals: true }, usage);
 const count = Number(argv[0]);
 if (!Number.isInteger(count) || count < 0) fail(`N must be a non-negative integer, got ${argv[0] ?? "nothing"}`, usage);
 const command = argv.slice(argv[1] === "--" ? 2 : 1);
