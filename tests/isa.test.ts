@@ -8,7 +8,9 @@
  * variants' own functions may use AVX instructions.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { backendInfo } from "../ts/index.ts";
@@ -98,3 +100,50 @@ test("only the AVX variants' own functions contain AVX instructions, and only av
   assert(offenders.size === 0, `instructions outside their variant:\n${[...offenders].slice(0, 20).join("\n")}`);
   assert(avx512Uses > 0, "the avx512 kernels use AVX-512 instructions");
 }, { skip: skip || (objdump ? false : "objdump is not installed") || (process.arch !== "x64" ? "not x86-64" : false) });
+
+// A processor without AVX-512, or without AVX, emulated by qemu-user (whose
+// TCG has AVX2 but no AVX-512): liblltm must choose the variant that machine
+// can run, compute what that variant computes on this one, and refuse wider
+// ones by the features missing.
+const qemu = process.arch === "x64" && spawnSync("qemu-x86_64", ["-version"]).status === 0;
+const cc = spawnSync("cc", ["--version"]).status === 0;
+const emulatedSkip = skip || (!qemu ? "emulated processors: qemu-user (qemu-x86_64) is not installed" : !cc ? "emulated processors: no C compiler" : false);
+test("on emulated processors without AVX-512 or AVX the library chooses avx2 or baseline, computes the same, and refuses wider ones", () => {
+  const library = backendInfo().path;
+  const dir = mkdtempSync(join(tmpdir(), "lltm-isa-"));
+  try {
+    const program = join(dir, "isa_emulated");
+    const libDir = dirname(library);
+    const built = spawnSync("cc", ["-O2", "-I", here("../csrc"), here("./c/isa_emulated.c"), "-o", program, library, `-Wl,-rpath,${libDir}`], { encoding: "utf8" });
+    assert(built.status === 0, `cc failed:\n${built.stderr}`);
+    const exec = (args: string[], kernels?: string) => {
+      const env: Record<string, string | undefined> = { ...process.env, LLTM_CPU_KERNELS: kernels ?? "" };
+      const r = spawnSync(args[0]!, args.slice(1), { encoding: "utf8", env: env as NodeJS.ProcessEnv, maxBuffer: 1 << 28 });
+      assert(r.status === 0, `${args.join(" ")} failed:\n${r.stdout.slice(0, 2000)}${r.stderr}`);
+      return r.stdout.trim().split("\n");
+    };
+    for (const [cpu, expected] of [["qemu64", "baseline"], ["max", "avx2"]] as const) {
+      const emulated = exec(["qemu-x86_64", "-cpu", cpu, program]);
+      assertEquals(emulated[0], `kernels ${expected}`, `qemu -cpu ${cpu}`);
+      const host = exec([program], expected);
+      assertEquals(host[0], `kernels ${expected}`);
+      assertEquals(emulated.length, host.length, `qemu -cpu ${cpu}: as many values as on this machine`);
+      for (const [dtype, bound] of [["0", 1e-5], ["1", 1e-12]] as const) {
+        let diff = 0, norm = 0;
+        for (let i = 1; i < host.length; i++) {
+          const [d, a] = emulated[i]!.split(" "), [, b] = host[i]!.split(" ");
+          if (d !== dtype) continue;
+          diff += (Number(a) - Number(b)) ** 2;
+          norm += Number(b) ** 2;
+        }
+        assert(Math.sqrt(diff / norm) <= bound, `qemu -cpu ${cpu} dtype ${dtype}: relative difference ${Math.sqrt(diff / norm)}`);
+      }
+    }
+    const refusedAvx2 = exec(["qemu-x86_64", "-cpu", "qemu64", program], "avx2")[0]!;
+    assert(/^refused .*LLTM_CPU_KERNELS=avx2 .* it lacks avx, avx2, fma, f16c, .*; it can run baseline/.test(refusedAvx2), refusedAvx2);
+    const refusedAvx512 = exec(["qemu-x86_64", "-cpu", "max", program], "avx512")[0]!;
+    assert(/^refused .*it lacks avx512f.*; it can run avx2, baseline/.test(refusedAvx512), refusedAvx512);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, { skip: emulatedSkip });
