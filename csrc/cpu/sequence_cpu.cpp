@@ -312,7 +312,9 @@ void forward(const SequenceForwardArgs& a, int32_t dtype) {
   // into panels: gate g's panel q holds rows k of W[g*S + q*NR + j, k].
   auto project = [&](int64_t t0, int64_t t1, T* gx, bool pack) {
     const int64_t rows = (t1 - t0) * B;
-    const int parts = std::max(parts_for(double(rows) * G * F), pack ? parts_for(double(G) * S) : 1);
+    // The GEMM's work last: the pool sizes its wake-ups by the latest parts_for of this thread.
+    const int pack_parts = pack ? parts_for(double(G) * S) : 1;
+    const int parts = std::max(parts_for(double(rows) * G * F), pack_parts);
     parallel(parts, [&](int part, int n_parts) {
       if (pack) {
         int64_t q0, q1;
@@ -343,9 +345,11 @@ void forward(const SequenceForwardArgs& a, int32_t dtype) {
     });
   };
 
-  const int step_parts = std::min<int64_t>(parts_for(double(B) * G * S), k.Q);
+  // Asked before every step, as the pool sizes its wake-ups by this thread's latest parts_for.
+  const double step_work = double(B) * G * S;
   for (int64_t t = 0; t < steps; ++t) {
     if (t % chunk == 0) project(t, std::min(t + chunk, steps), gx_chunk, t == 0);
+    const int step_parts = std::min<int64_t>(parts_for(step_work), k.Q);
     T* const gx = gx_chunk + (t % chunk) * B * G;
     const T* h_prev = t == 0 ? nullptr : training ? h_all + (t - 1) * B * S : h_ring[(t - 1) & 1];
     T* const h_next = training ? h_all + t * B * S : h_ring[t & 1];
@@ -433,18 +437,20 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype) {
     }
   };
 
-  const int step_parts = std::min<int64_t>(parts_for(double(B) * G * S), k.Q);
-  parallel(std::max(step_parts, parts_for(double(G) * S)), [&](int part, int n_parts) {
+  parallel(parts_for(double(G) * S), [&](int part, int n_parts) {
     int64_t q0, q1;
     split_range(k.Q, 1, part, n_parts, q0, q1);
     if (q0 < q1)
       pack_b<T, NR>(G, std::min(q1 * NR, S) - q0 * NR, W.data + q0 * NR * W.strides[1], W.strides[0], W.strides[1],
                     packed + q0 * G * NR);
   });
+  // Asked before every step, as the pool sizes its wake-ups by this thread's latest parts_for.
+  const double step_work = double(B) * G * S;
   for (int64_t t = steps - 1; t >= 0; --t) {
     const T* const factors = factors_all + t * B * G;
     const T* const slope = slope_all + t * B * S;
     T* const dg = d_gates + t * B * G;
+    const int step_parts = std::min<int64_t>(parts_for(step_work), k.Q);
     parallel(step_parts, [&](int part, int n_parts) {
       int64_t q0, q1;
       split_range(k.Q, 1, part, n_parts, q0, q1);
