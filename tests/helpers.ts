@@ -16,38 +16,52 @@ export const layouts: readonly Layout[] = ["contiguous", "transposed", "narrowed
  * column, or a row broadcast with stride 0 (values then repeat across rows).
  */
 export function makeInput(
-  shape: readonly number[], layout: Layout, seed: number, dtype: DType, device: DeviceLike = "cpu",
+  shape: readonly number[], layout: Layout, seed: number, dtype: DType, device: DeviceLike = "cpu", scale = 1,
 ): Tensor {
   const opts = { dtype, device, seed };
+  const randn = (dims: readonly number[]): Tensor => scaledRandn(dims, opts, scale);
   const [r, c] = shape.length === 1 ? [shape[0]!, 1] : [shape[0]!, shape[1]!];
   const oneD = shape.length === 1;
   switch (layout) {
     case "contiguous":
-      return Tensor.randn(shape, opts);
+      return randn(shape);
     case "transposed": {
-      if (oneD) return Tensor.randn(shape, opts);
-      using base = Tensor.randn([c, r], opts);
+      if (oneD) return randn(shape);
+      using base = randn([c, r]);
       return base.transpose();
     }
     case "narrowed": {
-      using base = Tensor.randn(oneD ? [r + 3] : [r + 2, c + 3], opts);
+      using base = randn(oneD ? [r + 3] : [r + 2, c + 3]);
       if (oneD) return base.narrow(0, 2, r);
       using rows = base.narrow(0, 1, r);
       return rows.narrow(1, 2, c);
     }
     case "strided": {
-      using base = Tensor.randn(oneD ? [2 * r] : [r, 2 * c + 1], opts);
+      using base = randn(oneD ? [2 * r] : [r, 2 * c + 1]);
       return oneD ? base.slice(0, 0, 2 * r, 2) : base.slice(1, 1, 2 * c + 1, 2);
     }
     case "expanded": {
       if (oneD) {
-        using one = Tensor.randn([1], opts);
+        using one = randn([1]);
         return one.expand(shape);
       }
-      using row = Tensor.randn([1, c], opts);
+      using row = randn([1, c]);
       return row.expand(shape);
     }
   }
+}
+
+/**
+ * Standard normal values times `scale`. Weights are drawn with scale 1/sqrt(S+F), as a module
+ * initialises them: with scale 1 the gate sums grow as sqrt(S+F), every gate saturates, and a
+ * float32 sum of several hundred terms that cancel to a tiny result cannot meet any fixed
+ * relative bound, whatever the kernel.
+ */
+function scaledRandn(shape: readonly number[], opts: { dtype: DType; device: DeviceLike; seed: number }, scale: number): Tensor {
+  if (scale === 1) return Tensor.randn(shape, opts);
+  using base = Tensor.randn(shape, { dtype: "float64", seed: opts.seed });
+  const values = base.toTypedArray().map((v) => v * scale);
+  return Tensor.fromTypedArray(opts.dtype === "float32" ? Float32Array.from(values) : values, shape, { device: opts.device });
 }
 
 /** Sizes from 1 to 257, mostly small (the reference is plain loops), with odd and non-power-of-two values. */

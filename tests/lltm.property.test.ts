@@ -15,7 +15,7 @@ const inputLayouts = fc.record({
 function forwardProperty(device: DeviceLike) {
   return fc.property(caseSizes, dtype, inputLayouts, fc.integer({ min: 0, max: 1 << 20 }), ({ batch: B, features: F, state: S }, dt, lay, seed) => {
     using input = makeInput([B, F], lay.input, seed, dt, device);
-    using weights = makeInput([3 * S, S + F], lay.weights, seed + 1, dt, device);
+    using weights = makeInput([3 * S, S + F], lay.weights, seed + 1, dt, device, 1 / Math.sqrt(S + F));
     using bias = makeInput([3 * S], lay.bias, seed + 2, dt, device);
     using oldH = makeInput([B, S], lay.oldH, seed + 3, dt, device);
     using oldCell = makeInput([B, S], lay.oldCell, seed + 4, dt, device);
@@ -32,7 +32,7 @@ function backwardProperty(device: DeviceLike) {
   const savedLayouts = fc.record({ gradH: layout, gradCell: layout, saved: layout, weights: layout });
   return fc.property(caseSizes, dtype, savedLayouts, fc.integer({ min: 0, max: 1 << 20 }), ({ batch: B, features: F, state: S }, dt, lay, seed) => {
     using input = makeInput([B, F], "contiguous", seed, dt, device);
-    using weights = makeInput([3 * S, S + F], lay.weights, seed + 1, dt, device);
+    using weights = makeInput([3 * S, S + F], lay.weights, seed + 1, dt, device, 1 / Math.sqrt(S + F));
     using bias = makeInput([3 * S], "contiguous", seed + 2, dt, device);
     using oldH = makeInput([B, S], "contiguous", seed + 3, dt, device);
     using oldCell = makeInput([B, S], "contiguous", seed + 4, dt, device);
