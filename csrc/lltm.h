@@ -2,9 +2,9 @@
  * lltm.h: the C ABI of the LLTM cell's native kernels.
  *
  * ABI version 2 (version 1's functions are unchanged; version 2 adds the
- * sequence engine, lltm_sequence_*). Every function is `extern "C"` and reports failure through a
- * status code (lltm_status); the message of the last failure on the calling
- * thread is read with lltm_last_error(). Nothing is written to any output
+ * sequence engine, lltm_sequence_*). Every function is `extern "C"` and
+ * reports failure through a status code (lltm_status); the message of the
+ * last failure on the calling thread is read with lltm_last_error(). Nothing is written to any output
  * before all arguments have been validated.
  *
  * Tensors are described by lltm_tensor: a data pointer and up to
