@@ -261,13 +261,18 @@ test("a save killed midway leaves a temporary file that the next save of that fi
   // The kill can land between two saves (nothing half-written); then the child is started again.
   for (let attempt = 0; attempt < 5 && temporaries().length === 0; attempt++) {
     const child = startChild(testFile("save_forever.ts"), [path]);
-    const deadline = Date.now() + 60_000;
-    while (temporaries().length === 0) {
-      if (Date.now() > deadline) throw new Error("the child never started a save");
-      await new Promise((r) => setTimeout(r, 5));
+    const exited = new Promise((r) => child.once("exit", r));
+    try {
+      const deadline = Date.now() + 60_000;
+      while (temporaries().length === 0) {
+        if (Date.now() > deadline) throw new Error("the child never started a save");
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    } finally {
+      // Killed on every path: a failing wait must not leave it writing 64 MiB files forever.
+      child.kill("SIGKILL");
+      await exited;
     }
-    child.kill("SIGKILL");
-    await new Promise((r) => child.once("exit", r));
   }
   assert(temporaries().length === 1, `the killed save left its temporary file: ${readdirSync(sub).join(", ")}`);
   using t = Tensor.fromArray([1]);
