@@ -64,14 +64,7 @@ for (const [name, make] of makers) {
     const before = values(m.weights);
     using opt = make(m.parameters());
     opt.lr = -1;
-    // The range rule and its status live in the library (INVALID_ARGUMENT there, or INVALID_SHAPE before it said so).
-    try {
-      opt.step();
-      throw new Error("a step with lr = -1 ran");
-    } catch (e) {
-      assert(e instanceof LLTMError && /'lr' must be in/.test(e.message), String(e));
-      assert(e.code === "INVALID_ARGUMENT" || e.code === "INVALID_SHAPE", e.code);
-    }
+    assertThrowsLLTM(() => opt.step(), "INVALID_ARGUMENT", /'lr' must be in/);
     assertEquals(values(m.weights), before);
     assertThrowsLLTM(() => { opt.lr = "0.1" as unknown as number; }, "INVALID_ARGUMENT", /lr must be a number/);
   });
