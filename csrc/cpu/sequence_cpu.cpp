@@ -165,29 +165,43 @@ inline Tanh<F> tanh_of(F c) {
   return r;
 }
 
-// double: the C library's functions (where they overflow to inf the slopes become 0, as their limits are).
+// double: the C library's functions, one call per activation, the slopes
+// formed from what those calls return (training adds no call).
+inline double sigmoid_slope(double e, double s, double g) {
+  return g < -700.0 ? 0.0 : e * s * s;  // e = e^-g; past -700 it is inf and the slope 0
+}
+
 template <bool Keep>
 inline Gates<double> gates(double g0, double g1, double g2) {
   Gates<double> r;
-  r.i = 1.0 / (1.0 + std::exp(-g0));
-  r.o = 1.0 / (1.0 + std::exp(-g1));
-  r.z = g2 > 0.0 ? g2 : std::expm1(g2);
+  const double e0 = std::exp(-g0), e1 = std::exp(-g1);
+  r.i = 1.0 / (1.0 + e0);
+  r.o = 1.0 / (1.0 + e1);
+  // elu: expm1 where e^g - 1 would cancel, else e^g itself, which is also the slope.
+  const double e2 = g2 > -0.5 ? 0.0 : std::exp(g2);
+  r.z = g2 > 0.0 ? g2 : g2 > -0.5 ? std::expm1(g2) : e2 - 1.0;
   if (Keep) {
-    r.d_i = r.i / (1.0 + std::exp(g0));
-    r.d_o = r.o / (1.0 + std::exp(g1));
-    r.d_z = g2 > 0.0 ? 1.0 : std::exp(g2);
+    r.d_i = sigmoid_slope(e0, r.i, g0);
+    r.d_o = sigmoid_slope(e1, r.o, g1);
+    r.d_z = g2 > 0.0 ? 1.0 : g2 > -0.5 ? r.z + 1.0 : e2;
   }
   return r;
 }
 
+// tanh from e^-2|c| where 1 - e^-2|c| does not cancel, with its slope
+// 4 e^-2|c| / (1 + e^-2|c|)^2 from the same call.
 template <bool Keep>
 inline Tanh<double> tanh_of(double c) {
   Tanh<double> r;
-  r.t = std::tanh(c);
-  if (Keep) {
-    const double ch = std::cosh(c);
-    r.d = 1.0 / (ch * ch);
+  const double a = std::fabs(c);
+  if (a < 0.5) {
+    r.t = std::tanh(c);
+    if (Keep) r.d = 1.0 - r.t * r.t;
+    return r;
   }
+  const double ec = std::exp(-2.0 * a), q = 1.0 / (1.0 + ec);
+  r.t = std::copysign((1.0 - ec) * q, c);
+  if (Keep) r.d = 4.0 * ec * q * q;
   return r;
 }
 
