@@ -43,15 +43,18 @@ struct Vector {
 // accumulators plus the loaded B vectors and a broadcast must fit).
 constexpr int kTileRows = kRegisters >= 32 ? 8 : 6;
 
-// A growable, 64-byte aligned scratch buffer, one per thread and type.
-template <typename T>
+// Growable, 64-byte aligned scratch buffers kept per thread, type and Owner
+// between calls (so a call after the first allocates nothing): kSlots of
+// them for each Owner, so that two users never hand out each other's slots.
+struct GemmScratch;
+template <typename T, typename Owner = GemmScratch, int kSlots = 3>
 T* scratch(size_t count, int slot) {
   struct Buffer {
     void* data = nullptr;
     size_t bytes = 0;
     ~Buffer() { std::free(data); }
   };
-  thread_local Buffer buffers[3];
+  thread_local Buffer buffers[kSlots];
   Buffer& b = buffers[slot];
   const size_t need = (count * sizeof(T) + 63) / 64 * 64;
   if (need > b.bytes) {

@@ -49,18 +49,6 @@ inline CellBackward<F> cell_backward(F grad_h, F grad_cell, F cell, F i, F o, F 
   return r;
 }
 
-template <typename F, typename T>
-inline F load(const T* p) {
-  F v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-template <typename F, typename T>
-inline void store(T* p, F v) {
-  std::memcpy(p, &v, sizeof v);
-}
-
 // Vector steps for float32 rows; double rows go one element at a time
 // through the C library's functions.
 template <typename T>

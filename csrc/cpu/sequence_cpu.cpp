@@ -40,42 +40,13 @@ namespace lltm::cpu::LLTM_ISA_NAMESPACE {
 
 namespace {
 
-// Growable 64-byte aligned buffers kept per thread and type between calls,
-// so that a call after the first allocates nothing. Slots apart from gemm.h's.
+// The engine's scratch buffers (gemm.h's scratch, in slots of its own).
 enum Slot { kPacked, kGates, kState, kStaged, kSums, kSlots };
+struct EngineScratch;
 
 template <typename T>
 T* engine_buffer(Slot slot, size_t count) {
-  struct Buffer {
-    void* data = nullptr;
-    size_t bytes = 0;
-    ~Buffer() { std::free(data); }
-  };
-  thread_local Buffer buffers[kSlots];
-  Buffer& b = buffers[slot];
-  const size_t need = (count * sizeof(T) + 63) / 64 * 64;
-  if (need > b.bytes) {
-    std::free(b.data);
-    b.data = std::aligned_alloc(64, need);
-    if (b.data == nullptr) {
-      b.bytes = 0;
-      throw std::bad_alloc();
-    }
-    b.bytes = need;
-  }
-  return static_cast<T*>(b.data);
-}
-
-template <typename F, typename T>
-inline F load(const T* p) {
-  F v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-template <typename F, typename T>
-inline void store(T* p, F v) {
-  std::memcpy(p, &v, sizeof v);
+  return scratch<T, EngineScratch, kSlots>(count, slot);
 }
 
 // float rows go a vector at a time, double rows an element at a time

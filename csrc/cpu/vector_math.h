@@ -94,4 +94,17 @@ inline F elu_grad(F x) {
   return x > 0.0f ? F{} + 1.0f : e;
 }
 
+// Unaligned loads and stores of a vector (or a scalar) from element pointers.
+template <typename F, typename T>
+inline F load(const T* p) {
+  F v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+template <typename F, typename T>
+inline void store(T* p, F v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
 }  // namespace lltm::cpu::LLTM_ISA_NAMESPACE
