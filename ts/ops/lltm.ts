@@ -78,7 +78,24 @@ export function run<A>(call: (args: A, out: readonly Tensor[]) => void, args: A,
   }
 }
 
-class ForwardResult implements LLTMForwardResult {
+/** Results of an op: the tensors it allocated, disposed together. */
+abstract class ResultGroup {
+  private readonly out: readonly Tensor[];
+
+  constructor(out: readonly Tensor[]) {
+    this.out = out;
+  }
+
+  dispose(): void {
+    disposeAll(this.out);
+  }
+
+  [Symbol.dispose](): void {
+    disposeAll(this.out);
+  }
+}
+
+class ForwardResult extends ResultGroup implements LLTMForwardResult {
   readonly newH: Tensor;
   readonly newCell: Tensor;
   readonly inputGate: Tensor;
@@ -86,10 +103,9 @@ class ForwardResult implements LLTMForwardResult {
   readonly candidateCell: Tensor;
   readonly X: Tensor;
   readonly gateWeights: Tensor;
-  private readonly out: readonly Tensor[];
 
   constructor(out: readonly Tensor[]) {
-    this.out = out;
+    super(out);
     this.newH = out[0]!;
     this.newCell = out[1]!;
     this.inputGate = out[2]!;
@@ -98,61 +114,35 @@ class ForwardResult implements LLTMForwardResult {
     this.X = out[5]!;
     this.gateWeights = out[6]!;
   }
-
-  dispose(): void {
-    disposeAll(this.out);
-  }
-
-  [Symbol.dispose](): void {
-    disposeAll(this.out);
-  }
 }
 
-class BackwardResult implements LLTMBackwardResult {
+class BackwardResult extends ResultGroup implements LLTMBackwardResult {
   readonly dOldH: Tensor;
   readonly dInput: Tensor;
   readonly dWeights: Tensor;
   readonly dBias: Tensor;
   readonly dOldCell: Tensor;
-  private readonly out: readonly Tensor[];
 
   constructor(out: readonly Tensor[]) {
-    this.out = out;
+    super(out);
     this.dOldH = out[0]!;
     this.dInput = out[1]!;
     this.dWeights = out[2]!;
     this.dBias = out[3]!;
     this.dOldCell = out[4]!;
   }
-
-  dispose(): void {
-    disposeAll(this.out);
-  }
-
-  [Symbol.dispose](): void {
-    disposeAll(this.out);
-  }
 }
 
-class StateGradients implements LLTMStateGradients {
+class StateGradients extends ResultGroup implements LLTMStateGradients {
   readonly dOldH: Tensor;
   readonly dInput: Tensor;
   readonly dOldCell: Tensor;
-  private readonly out: readonly Tensor[];
 
   constructor(out: readonly Tensor[]) {
-    this.out = out;
+    super(out);
     this.dOldH = out[0]!;
     this.dInput = out[1]!;
     this.dOldCell = out[2]!;
-  }
-
-  dispose(): void {
-    disposeAll(this.out);
-  }
-
-  [Symbol.dispose](): void {
-    disposeAll(this.out);
   }
 }
 
