@@ -46,8 +46,10 @@ bool any_overlap(const Span* spans, size_t n_outputs, size_t n) {
     begin[i] = int32_t(spans[i].begin - low);
     end[i] = int32_t(spans[i].end - low);
   }
-  // Each output meets itself once; any count above that is an overlap (two
-  // outputs that meet count twice, an output and an input once).
+  // Each non-empty output meets itself once; any count above that is an
+  // overlap (two outputs that meet count twice, an output and an input once).
+  int32_t self_meets = 0;
+  for (size_t o = 0; o < n_outputs; ++o) self_meets += begin[o] < end[o];
   Lanes count = {};
   for (size_t c = 0; c < (n + kLanes - 1) / kLanes; ++c) {
     Lanes bc, ec;
@@ -57,7 +59,7 @@ bool any_overlap(const Span* spans, size_t n_outputs, size_t n) {
   }
   int32_t total = 0;
   for (size_t l = 0; l < kLanes; ++l) total += count[l];
-  return total != int32_t(n_outputs);
+  return total != self_meets;
 }
 
 void refuse_overlap(const char* fn, const Named* outputs, const Span* out, size_t n_outputs, const Named* inputs,
