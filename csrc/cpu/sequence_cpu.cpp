@@ -330,11 +330,13 @@ void forward(const SequenceForwardArgs& a, int32_t dtype) {
     });
   };
 
-  // Asked before every step, as the pool sizes its wake-ups by this thread's latest parts_for.
+  // Asked before every step, as the pool sizes its wake-ups by this thread's latest parts_for
+  // (and expect_work: the steps still to come, which run back to back).
   const double step_work = double(B) * G * S;
   for (int64_t t = 0; t < steps; ++t) {
     if (t % chunk == 0) project(t, std::min(t + chunk, steps), gx_chunk, t == 0);
     const int step_parts = std::min<int64_t>(parts_for(step_work), k.Q);
+    expect_work(step_work * double(steps - t));
     T* const gx = gx_chunk + (t % chunk) * B * G;
     const T* h_prev = t == 0 ? nullptr : training ? h_all + (t - 1) * B * S : h_ring[(t - 1) & 1];
     T* const h_next = training ? h_all + t * B * S : h_ring[t & 1];
@@ -429,13 +431,15 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype) {
       pack_b<T, NR>(G, std::min(q1 * NR, S) - q0 * NR, W.data + q0 * NR * W.strides[1], W.strides[0], W.strides[1],
                     packed + q0 * G * NR);
   });
-  // Asked before every step, as the pool sizes its wake-ups by this thread's latest parts_for.
+  // Asked before every step, as the pool sizes its wake-ups by this thread's latest parts_for
+  // (and expect_work: the steps still to come, which run back to back).
   const double step_work = double(B) * G * S;
   for (int64_t t = steps - 1; t >= 0; --t) {
     const T* const factors = factors_all + t * B * G;
     const T* const slope = slope_all + t * B * S;
     T* const dg = d_gates + t * B * G;
     const int step_parts = std::min<int64_t>(parts_for(step_work), k.Q);
+    expect_work(step_work * double(t + 1));
     parallel(step_parts, [&](int part, int n_parts) {
       int64_t q0, q1;
       split_range(k.Q, 1, part, n_parts, q0, q1);

@@ -251,6 +251,8 @@ int parts_for(double work) {
   return wanted < 2.0 ? 1 : (wanted < n ? static_cast<int>(wanted) : n);
 }
 
+void expect_work(double work) { sized_work = work; }
+
 #ifdef LLTM_POOL_HOOKS
 void set_pool_window_hook(void (*hook)(int)) { window_hook.store(hook); }
 #endif

@@ -37,6 +37,13 @@ void parallel(int parts, F&& body) {
 // pays (which changes who runs a part, never the parts).
 int parts_for(double work);
 
+// Tells the next run_parallel on this thread that `work` multiply-adds
+// follow it back to back (a sequence's remaining steps), so that sleeping
+// helpers are woken when that whole stretch pays for a wake-up although one
+// step alone would not; a helper woken once stays spinning between steps.
+// Call it after parts_for, which it overrides; the partition is unchanged.
+void expect_work(double work);
+
 // [begin, end) of part `part` when `total` items in multiples of `grain` are split `parts` ways.
 inline void split_range(int64_t total, int64_t grain, int part, int parts, int64_t& begin, int64_t& end) {
   const int64_t blocks = (total + grain - 1) / grain;
