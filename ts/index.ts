@@ -5,7 +5,7 @@
  * it is looked for, and jit.ts for building it on demand); under Deno that
  * needs --allow-ffi (and --allow-env=LLTM_LIBRARY_PATH to honour the override).
  */
-import { libraryInfo, prepareBinding, type ThreadsSource } from "./native/index.ts";
+import { type LibraryInfo, libraryInfo, prepareBinding } from "./native/index.ts";
 
 await prepareBinding();
 
@@ -18,7 +18,7 @@ export { Device, type DeviceKind, type DeviceLike } from "./device.ts";
 export { type DType } from "./dtype.ts";
 export { LLTMError, type LLTMErrorCode, Status, type StatusName } from "./errors.ts";
 export { load, type LoadOptions, type LoadResult } from "./jit.ts";
-export { loadLibrary, type NativeLibrary } from "./native/index.ts";
+export { type LibraryInfo, loadLibrary, type NativeLibrary } from "./native/index.ts";
 export {
   type LLTMBackwardResult, lltmBackward, lltmBackwardAccumulate, type LLTMForwardResult, lltmForward,
   type LLTMStateGradients,
@@ -50,15 +50,6 @@ export { type NestedArray, type RandomOptions, Tensor, type TensorOptions } from
  * LLTM_NUM_THREADS, "affinity" for the process's CPU affinity mask, "cgroup" for a container's CPU quota, "hardware").
  * Throws the library's reason when LLTM_CPU_KERNELS forces kernels this machine cannot run.
  */
-export function backendInfo(): {
-  path: string;
-  abiVersion: number;
-  cpu: boolean;
-  cuda: boolean;
-  cudaDevices: number;
-  cpuKernels: string;
-  threads: number;
-  threadsSource: ThreadsSource;
-} {
+export function backendInfo(): LibraryInfo {
   return libraryInfo();
 }

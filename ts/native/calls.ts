@@ -248,7 +248,7 @@ export function cudaDeviceCount(): number {
  * where it came from; throws the library's reason
  * when LLTM_CPU_KERNELS forces kernels this machine cannot run.
  */
-export function libraryInfo(): {
+export interface LibraryInfo {
   path: string;
   abiVersion: number;
   cpu: boolean;
@@ -257,7 +257,9 @@ export function libraryInfo(): {
   cpuKernels: string;
   threads: number;
   threadsSource: ThreadsSource;
-} {
+}
+
+export function libraryInfo(): LibraryInfo {
   const lib = (calls ?? open()).lib;
   const bits = lib.lltm_backends();
   const cpuKernels = lib.lltm_cpu_kernels();

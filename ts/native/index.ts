@@ -4,7 +4,7 @@
  * library, holds its handle or writes a descriptor (tests/layers.test.ts).
  */
 export {
-  adamStep, alloc, axpy, backward, copy, cudaDeviceCount, fill, forward, free, libraryInfo, type NativeTensor, read,
+  adamStep, alloc, axpy, backward, copy, cudaDeviceCount, fill, forward, free, type LibraryInfo, libraryInfo, type NativeTensor, read,
   sequenceBackward, sequenceForward, sequenceReserveBytes, sgdStep, synchronize, type ThreadsSource, write,
 } from "./calls.ts";
 export { newDescribableId, overlaps } from "./descriptor.ts";
