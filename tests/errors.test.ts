@@ -5,8 +5,9 @@
  */
 import { backendInfo, loadLibrary, lltmBackward, lltmForward, Tensor } from "../ts/index.ts";
 import { Status } from "../ts/native/constants.ts";
-import { type Describable, DescriptorBlock, newDescribableId } from "../ts/native/descriptor.ts";
+import { type Describable, DescriptorBlock } from "../ts/native/descriptor.ts";
 import { native } from "../ts/native/library.ts";
+import { altered } from "./descriptors.ts";
 import { assert, assertEquals, assertThrowsLLTM, test } from "./harness.ts";
 
 const B = 3, F = 4, S = 5;
@@ -103,11 +104,6 @@ function rawForward(
   } finally {
     for (const t of outs) t.dispose();
   }
-}
-
-/** A descriptor like `t` with some fields replaced. */
-function altered(t: Describable, change: Partial<Describable>): Describable {
-  return { id: newDescribableId(), shape: t.shape, strides: t.strides, dataAddress: t.dataAddress, disposed: false, ...change };
 }
 
 test("C ABI: a null tensor pointer is refused and nothing is written", () => {

@@ -3,9 +3,10 @@
  * argument named and what was expected, and no output written; through the
  * TypeScript ops and through the C ABI directly.
  */
-import { type Describable, DescriptorBlock, newDescribableId } from "../ts/native/descriptor.ts";
+import { type Describable, DescriptorBlock } from "../ts/native/descriptor.ts";
 import { lltmSequenceBackward, lltmSequenceForward, Tensor } from "../ts/index.ts";
 import { native } from "../ts/native/library.ts";
+import { altered } from "./descriptors.ts";
 import { assert, assertEquals, assertThrowsLLTM, test } from "./harness.ts";
 
 const T = 4, B = 3, F = 2, S = 5;
@@ -123,10 +124,6 @@ function rawBackward(
   } finally {
     for (const t of outs) t.dispose();
   }
-}
-
-function altered(t: Describable, change: Partial<Describable>): Describable {
-  return { id: newDescribableId(), shape: t.shape, strides: t.strides, dataAddress: t.dataAddress, disposed: false, ...change };
 }
 
 function expectRefused(r: Raw, status: number, pattern: RegExp, what: string): void {
