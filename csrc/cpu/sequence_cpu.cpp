@@ -233,28 +233,15 @@ inline void row_pointers(const T** rows, const T* base, int64_t ld, int64_t b0, 
   for (int i = 0; i < kTileRows; ++i) rows[i] = base + (b0 + std::min<int64_t>(i, mr - 1)) * ld;
 }
 
+// A [B,S] argument to or from the engine's own contiguous rows.
 template <typename T>
-void copy_rows(const lltm_tensor& dst, const T* src, int64_t rows, int64_t cols, int32_t dtype) {
-  lltm_tensor s = dst;
-  s.data = const_cast<T*>(src);
-  s.ndim = 2;
-  s.sizes[0] = rows;
-  s.sizes[1] = cols;
-  s.strides[0] = cols;
-  s.strides[1] = 1;
-  copy(dst, s, dtype);
+void copy_rows(const lltm_tensor& dst, const T* src, int32_t dtype) {
+  copy(dst, contiguous_like(dst, const_cast<T*>(src)), dtype);
 }
 
 template <typename T>
-void gather_rows(T* dst, const lltm_tensor& src, int64_t rows, int64_t cols, int32_t dtype) {
-  lltm_tensor d = src;
-  d.data = dst;
-  d.ndim = 2;
-  d.sizes[0] = rows;
-  d.sizes[1] = cols;
-  d.strides[0] = cols;
-  d.strides[1] = 1;
-  copy(d, src, dtype);
+void gather_rows(T* dst, const lltm_tensor& src, int32_t dtype) {
+  copy(contiguous_like(src, dst), src, dtype);
 }
 
 // The sizes of one call's tiling: NR units per panel, Q panels.
@@ -291,7 +278,7 @@ void forward(const SequenceForwardArgs& a, int32_t dtype) {
   T* const state = engine_buffer<T>(kState, size_t(3 * B * S));
   T* const cell = state;                             // c, carried in place
   T* const h_ring[2] = {state + B * S, state + 2 * B * S};  // h_{t-1} and h_t when not kept in the reserve
-  gather_rows(cell, *a.c0, B, S, dtype);
+  gather_rows(cell, *a.c0, dtype);
 
   // Input sums of steps [t0, t1) into rows of `gx`; with `pack`, also W_h^T
   // into panels: gate g's panel q holds rows k of W[g*S + q*NR + j, k].
@@ -379,8 +366,8 @@ void forward(const SequenceForwardArgs& a, int32_t dtype) {
       }
     });
   }
-  copy_rows(*a.last_h, training ? h_all + (steps - 1) * B * S : h_ring[(steps - 1) & 1], B, S, dtype);
-  copy_rows(*a.last_cell, cell, B, S, dtype);
+  copy_rows(*a.last_h, training ? h_all + (steps - 1) * B * S : h_ring[(steps - 1) & 1], dtype);
+  copy_rows(*a.last_cell, cell, dtype);
 }
 
 template <typename T, int NV>
@@ -399,7 +386,7 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype) {
   T* const d_gates = engine_buffer<T>(kGates, size_t(rows_all * G));
   T* const dc = engine_buffer<T>(kState, size_t(B * S));
   if (a.grad_last_cell != nullptr)
-    gather_rows(dc, *a.grad_last_cell, B, S, dtype);
+    gather_rows(dc, *a.grad_last_cell, dtype);
   else
     std::fill(dc, dc + B * S, T(0));
 
@@ -469,7 +456,7 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype) {
   // products over all T*B rows, d_inputs = dG W_x and d_weights = dG^T X
   // with X = [h_{t-1}, x_t], split as d_weights is by rows, d_inputs by rows
   // and d_h0 by panels, so that no two parts write one output row.
-  copy_rows(*a.d_c0, dc, B, S, dtype);
+  copy_rows(*a.d_c0, dc, dtype);
   // X's input half as one [T*B, F] matrix: in place where the steps' rows
   // are evenly spaced, else gathered.
   const T* xin = x.data;
