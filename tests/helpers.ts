@@ -6,6 +6,24 @@ import { type DeviceLike, type DType, Tensor } from "../ts/index.ts";
 /** Relative error bounds against the float64 reference. */
 export const tolerance: Record<DType, number> = { float64: 1e-12, float32: 1e-5 };
 
+/**
+ * The error of `actual` against the reference `expected`, relative to the
+ * reference's norm but never to less than that of values of size one. The
+ * tests' inputs make every output of order one; an output far smaller is a sum
+ * whose terms cancelled, and its rounding error is that of the terms, so
+ * measured against the small sum a correct kernel fails (a 1x77x1 float32
+ * case: a gate sum of 1e-3 off by 1.5e-7, a relative 1.5e-4).
+ */
+export function referenceError(actual: ArrayLike<number>, expected: ArrayLike<number>): number {
+  if (actual.length !== expected.length) throw new Error(`referenceError: lengths ${actual.length} and ${expected.length} differ`);
+  let diff = 0, norm = 0;
+  for (let i = 0; i < expected.length; i++) {
+    diff += (actual[i]! - expected[i]!) ** 2;
+    norm += expected[i]! ** 2;
+  }
+  return Math.sqrt(diff / Math.max(norm, expected.length));
+}
+
 /** How a test tensor of a given logical shape is laid out in memory. */
 export type Layout = "contiguous" | "transposed" | "narrowed" | "strided" | "expanded";
 export const layouts: readonly Layout[] = ["contiguous", "transposed", "narrowed", "strided", "expanded"];

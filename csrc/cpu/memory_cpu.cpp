@@ -3,6 +3,8 @@
 #include <cstring>
 #include <string>
 
+#include <unistd.h>
+
 #include "../accessor.h"
 #include "../dispatch.h"
 #include "lltm_cpu.h"
@@ -10,9 +12,27 @@
 
 namespace lltm::cpu {
 
+namespace {
+
+uint64_t physical_memory_bytes() {
+  static const uint64_t bytes = [] {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : UINT64_MAX;
+  }();
+  return bytes;
+}
+
+}  // namespace
+
 void* alloc(uint64_t bytes) {
   // Rounding up below cannot wrap: bytes is at most 2^63 (check_bytes).
   check_bytes(bytes, "lltm_alloc");
+  // A machine that overcommits grants any size and kills the process when the
+  // pages are touched (a copy of a 2^40-element expanded view), so what can
+  // never fit is refused here.
+  if (bytes > physical_memory_bytes())
+    fail(LLTM_ERR_OUT_OF_MEMORY, "out of host memory allocating " + std::to_string(bytes) +
+                                     " bytes: the machine has " + std::to_string(physical_memory_bytes()));
   // 64-byte alignment lets the kernels use aligned vector loads on whole rows.
   const uint64_t rounded = (bytes + 63) / 64 * 64;
   void* p = rounded > SIZE_MAX ? nullptr : std::aligned_alloc(64, size_t(rounded));
