@@ -406,6 +406,46 @@ LLTM_API int32_t lltm_sequence_backward(const lltm_tensor* grad_outputs, const l
       });
 }
 
+LLTM_API int32_t lltm_sequence_reserve_bytes_v(const int64_t* sizes, const int32_t* codes, uint64_t* bytes) {
+  if (sizes == nullptr || codes == nullptr) {
+    if (bytes != nullptr) *bytes = 0;
+    return entry("lltm_sequence_reserve_bytes_v",
+                 [] { fail(LLTM_ERR_NULL_POINTER, "lltm_sequence_reserve_bytes_v: 'sizes' or 'codes' is a null pointer"); });
+  }
+  return lltm_sequence_reserve_bytes(sizes[0], sizes[1], sizes[2], sizes[3], codes[0], codes[1], codes[2], bytes);
+}
+
+LLTM_API int32_t lltm_sequence_forward_v(const lltm_tensor* t, const uint64_t* reserve, const int32_t* codes) {
+  if (t == nullptr || reserve == nullptr || codes == nullptr) {
+    return entry("lltm_sequence_forward_v", [] {
+      fail(LLTM_ERR_NULL_POINTER, "lltm_sequence_forward_v: 'tensors', 'reserve' or 'codes' is a null pointer");
+    });
+  }
+  return lltm_sequence_forward(t, t + 1, t + 2, t + 3, t + 4, t + 5, t + 6, t + 7,
+                               reinterpret_cast<void*>(static_cast<uintptr_t>(reserve[0])), reserve[1],
+                               static_cast<uint32_t>(codes[0]), codes[1], codes[2], codes[3]);
+}
+
+LLTM_API int32_t lltm_sequence_backward_v(const lltm_tensor* t, const uint64_t* reserve, const int32_t* codes) {
+  const char* fn = "lltm_sequence_backward_v";
+  if (t == nullptr || reserve == nullptr || codes == nullptr) {
+    return entry(fn, [&] {
+      fail(LLTM_ERR_NULL_POINTER, std::string(fn) + ": 'tensors', 'reserve' or 'codes' is a null pointer");
+    });
+  }
+  const uint32_t given = static_cast<uint32_t>(codes[4]);
+  if ((given & ~7u) != 0) {
+    return entry(fn, [&] {
+      fail(LLTM_ERR_INVALID_ARGUMENT, std::string(fn) + ": unknown bits in the gradients given (codes[4]) " +
+                                          std::to_string(given) + "; bits 0 to 2 name grad_outputs, grad_last_h, grad_last_cell");
+    });
+  }
+  auto grad = [&](int k) { return (given >> k & 1u) != 0 ? t + k : nullptr; };
+  return lltm_sequence_backward(grad(0), grad(1), grad(2), reinterpret_cast<const void*>(static_cast<uintptr_t>(reserve[0])),
+                                reserve[1], t + 3, t + 4, t + 5, t + 6, t + 7, t + 8, t + 9, t + 10,
+                                static_cast<uint32_t>(codes[0]), codes[1], codes[2], codes[3]);
+}
+
 LLTM_API const char* lltm_cpu_kernels(void) {
   const char* name = nullptr;
   guard([&] { name = cpu::kernels_name(); });

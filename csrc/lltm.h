@@ -2,7 +2,8 @@
  * lltm.h: the C ABI of the LLTM cell's native kernels.
  *
  * ABI version 2 (version 1's functions are unchanged; version 2 adds the
- * sequence engine, lltm_sequence_*). Every function is `extern "C"` and
+ * sequence engine, lltm_sequence_*, and the *_v forms, the same calls with
+ * their arguments in memory). Every function is `extern "C"` and
  * reports failure through a status code (lltm_status); the message of the
  * last failure on the calling thread is read with lltm_last_error(). Nothing is written to any output
  * before all arguments have been validated.
@@ -261,6 +262,22 @@ LLTM_API int32_t lltm_sequence_backward(
     const lltm_tensor* d_inputs, const lltm_tensor* d_weights, const lltm_tensor* d_bias,
     const lltm_tensor* d_h0, const lltm_tensor* d_c0,
     uint32_t flags, int32_t dtype, int32_t device_kind, int32_t device_index);
+
+/* The sequence calls with their arguments in the caller's memory, as
+ * lltm_forward_v and lltm_backward_ex_v above (two or three arguments, for
+ * node:ffi's fast path): `sizes` holds steps, batch, input_features and
+ * state_size, `codes` dtype, device_kind and device_index;
+ * `tensors` the tensors in the order of the call (8 for
+ * lltm_sequence_forward_v; 11 for lltm_sequence_backward_v, without the
+ * reserve), `reserve` the reserve's address and reserve_bytes as two 64-bit
+ * words, `codes` flags, dtype, device_kind, device_index and, for
+ * lltm_sequence_backward_v, a fifth: the output gradients given, bit k for
+ * tensors[k] (grad_outputs, grad_last_h, grad_last_cell); a clear bit passes
+ * NULL (zeros) and its slot is not read, another bit set is
+ * LLTM_ERR_INVALID_ARGUMENT. Results and errors are those of the call above. */
+LLTM_API int32_t lltm_sequence_reserve_bytes_v(const int64_t* sizes, const int32_t* codes, uint64_t* bytes);
+LLTM_API int32_t lltm_sequence_forward_v(const lltm_tensor* tensors, const uint64_t* reserve, const int32_t* codes);
+LLTM_API int32_t lltm_sequence_backward_v(const lltm_tensor* tensors, const uint64_t* reserve, const int32_t* codes);
 
 #ifdef __cplusplus
 }

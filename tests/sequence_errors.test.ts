@@ -75,10 +75,30 @@ interface Raw {
   untouched: boolean;
 }
 
+/**
+ * Each raw call goes through the plain entry point or (`v`) its _v form
+ * (lltm_sequence_forward_v, lltm_sequence_backward_v: the same arguments in a
+ * descriptor block), which must refuse the same calls with the same messages.
+ */
+type Form = "plain" | "v";
+const FORMS: Form[] = ["plain", "v"];
+
+/** The descriptor addresses of `args` in a block (0 for an absent one), and the mask of those present. */
+function describe(block: DescriptorBlock, args: readonly (Describable | undefined)[]): { slots: number[]; given: number } {
+  let given = 0;
+  const slots = args.map((t, i) => {
+    if (t === undefined) return 0;
+    given |= 1 << i;
+    return block.write(i, t);
+  });
+  return { slots, given };
+}
+
 /** lltm_sequence_forward with outputs and the reserve pre-filled with a sentinel; `patch` alters the arguments. */
-function rawForward(
+function rawForwardOf(
   patch: (args: (Describable | undefined)[]) => void,
   extra: { reserve?: number; reserveAt?: number; bytes?: number; flags?: number; dtype?: number; kind?: number; index?: number } = {},
+  form: Form = "plain",
 ): Raw {
   using a = inputs();
   const outs = [[T, B, S], [B, S], [B, S]].map((s) => Tensor.full(s, SENTINEL, o));
@@ -86,14 +106,24 @@ function rawForward(
   try {
     const args: (Describable | undefined)[] = [a.inputs, a.weights, a.bias, a.h0, a.c0, ...outs];
     patch(args);
-    using block = new DescriptorBlock(8);
-    const s = args.map((t, i) => (t === undefined ? 0 : block.write(i, t)));
+    using block = new DescriptorBlock(8, 4, 2);
+    const { slots: s } = describe(block, args);
     const lib = native();
-    const status = lib.lltm_sequence_forward(
-      s[0]!, s[1]!, s[2]!, s[3]!, s[4]!, s[5]!, s[6]!, s[7]!,
-      extra.reserveAt !== undefined ? args[extra.reserveAt]!.dataAddress : extra.reserve ?? reserve.dataAddress,
-      extra.bytes ?? reserveBytes, extra.flags ?? 1, extra.dtype ?? 1, extra.kind ?? 0, extra.index ?? 0,
-    );
+    const reserveAddress = extra.reserveAt !== undefined ? args[extra.reserveAt]!.dataAddress : extra.reserve ?? reserve.dataAddress;
+    const bytes = extra.bytes ?? reserveBytes, flags = extra.flags ?? 1, dtype = extra.dtype ?? 1;
+    const kind = extra.kind ?? 0, index = extra.index ?? 0;
+    let status: number;
+    if (form === "plain") {
+      status = lib.lltm_sequence_forward(
+        s[0]!, s[1]!, s[2]!, s[3]!, s[4]!, s[5]!, s[6]!, s[7]!, reserveAddress, bytes, flags, dtype, kind, index,
+      );
+    } else {
+      assert(s.every((slot) => slot !== 0), "lltm_sequence_forward_v has no null tensors");
+      block.word(0, reserveAddress);
+      block.word(1, bytes);
+      [flags, dtype, kind, index].forEach((code, i) => block.code(i, code));
+      status = lib.lltm_sequence_forward_v(block.base, block.words64, block.codes);
+    }
     const untouched = [...outs, reserve].every((t) => t.toTypedArray().every((v) => v === SENTINEL));
     return { status, message: lib.lltm_last_error(), untouched };
   } finally {
@@ -102,8 +132,9 @@ function rawForward(
 }
 
 /** lltm_sequence_backward on a real reserve, with outputs pre-filled with a sentinel. */
-function rawBackward(
-  patch: (args: (Describable | undefined)[]) => void, extra: { reserve?: number; bytes?: number; flags?: number } = {},
+function rawBackwardOf(
+  patch: (args: (Describable | undefined)[]) => void, extra: { reserve?: number; bytes?: number; flags?: number; given?: number } = {},
+  form: Form = "plain",
 ): Raw {
   using a = inputs();
   using fw = lltmSequenceForward(a.inputs, a.weights, a.bias, a.h0, a.c0);
@@ -112,13 +143,22 @@ function rawBackward(
   try {
     const args: (Describable | undefined)[] = [go, undefined, undefined, a.inputs, a.weights, a.h0, ...outs];
     patch(args);
-    using block = new DescriptorBlock(11);
-    const s = args.map((t, i) => (t === undefined ? 0 : block.write(i, t)));
+    using block = new DescriptorBlock(11, 5, 2);
+    const { slots: s, given } = describe(block, args);
     const lib = native();
-    const status = lib.lltm_sequence_backward(
-      s[0]!, s[1]!, s[2]!, extra.reserve ?? fw.reserve!.dataAddress, extra.bytes ?? reserveBytes, s[3]!, s[4]!, s[5]!,
-      s[6]!, s[7]!, s[8]!, s[9]!, s[10]!, extra.flags ?? 0, 1, 0, 0,
-    );
+    const reserve = extra.reserve ?? fw.reserve!.dataAddress, bytes = extra.bytes ?? reserveBytes, flags = extra.flags ?? 0;
+    let status: number;
+    if (form === "plain") {
+      status = lib.lltm_sequence_backward(
+        s[0]!, s[1]!, s[2]!, reserve, bytes, s[3]!, s[4]!, s[5]!, s[6]!, s[7]!, s[8]!, s[9]!, s[10]!, flags, 1, 0, 0,
+      );
+    } else {
+      assert(s.slice(3).every((slot) => slot !== 0), "lltm_sequence_backward_v has no null tensors but the gradients");
+      block.word(0, reserve);
+      block.word(1, bytes);
+      [flags, 1, 0, 0, extra.given ?? given & 7].forEach((code, i) => block.code(i, code));
+      status = lib.lltm_sequence_backward_v(block.base, block.words64, block.codes);
+    }
     const untouched = outs.every((t) => t.toTypedArray().every((v) => v === SENTINEL));
     return { status, message: lib.lltm_last_error(), untouched };
   } finally {
@@ -132,67 +172,110 @@ function expectRefused(r: Raw, status: number, pattern: RegExp, what: string): v
   assert(r.untouched, `${what}: nothing written`);
 }
 
-test("C ABI: lltm_sequence_forward refuses bad tensors, a missing or short reserve, flags, dtype and device", () => {
-  expectRefused(rawForward((a) => (a[3] = undefined)), 1, /lltm_sequence_forward: 'h0' is a null pointer/, "null h0");
-  expectRefused(rawForward((a) => (a[0] = altered(a[0]!, { shape: [T, B, F, 1, 1] }))), 2, /'inputs' has 5 dimensions/, "rank 5");
-  expectRefused(rawForward((a) => (a[5] = altered(a[5]!, { strides: [0, S, 1] }))), 2, /'outputs' is an output with stride 0/, "zero-stride output");
-  expectRefused(rawForward((a) => (a[5] = altered(a[5]!, { shape: [T - 1, B, S] }))), 3, /'outputs' must have shape \[4, 3, 5\] \(T, B, S\), got \[3, 3, 5\]/, "short outputs");
-  expectRefused(rawForward((a) => (a[7] = altered(a[7]!, { shape: [B, S + 1] }))), 3, /'last_cell' must have shape \[3, 5\]/, "last_cell");
-  expectRefused(rawForward(() => {}, { reserve: 0 }), 1, /'reserve' is a null pointer; training needs 2400 bytes/, "no reserve");
-  expectRefused(rawForward(() => {}, { bytes: reserveBytes - 1 }), 10, /'reserve_bytes' is 2399 but T = 4, B = 3, S = 5 needs 2400/, "short reserve");
-  expectRefused(rawForward((a) => (a[6] = altered(a[6]!, { dataAddress: a[3]!.dataAddress }))), 10, /output 'last_h' overlaps input 'h0'/, "last_h on h0");
-  // (Which argument a message names first depends on where the allocator put the others.)
-  expectRefused(rawForward(() => {}, { reserveAt: 0 }), 10, /output 'reserve' overlaps input|overlaps output 'reserve'/, "reserve on inputs");
-  expectRefused(rawForward(() => {}, { reserveAt: 5 }), 10, /output 'outputs' overlaps output 'reserve'/, "reserve on outputs");
-  expectRefused(rawForward(() => {}, { flags: 2 }), 10, /lltm_sequence_forward: unknown bits in flags 2/, "flags");
-  expectRefused(rawForward(() => {}, { dtype: 3 }), 4, /dtype 3 is not float32 \(0\) or float64 \(1\)/, "dtype");
-  expectRefused(rawForward(() => {}, { kind: 7 }), 5, /device_kind 7 is not cpu \(0\) or cuda \(1\)/, "device kind");
-  expectRefused(rawForward(() => {}, { index: 1 }), 5, /device_index must be 0 for the CPU, got 1/, "device index");
-  // Sizes whose reserve cannot be addressed: broadcast inputs and state of 2^46 steps and rows (outputs may overlap themselves).
-  const huge = 2 ** 46;
-  expectRefused(
-    rawForward((a) => {
-      a[0] = altered(a[0]!, { shape: [huge, huge, F], strides: [0, 0, 1] });
-      for (const i of [3, 4]) a[i] = altered(a[i]!, { shape: [huge, S], strides: [0, 1] });
-      a[5] = altered(a[5]!, { shape: [huge, huge, S], strides: [1, 1, 1] });
-      for (const i of [6, 7]) a[i] = altered(a[i]!, { shape: [huge, S], strides: [1, 1] });
-    }),
-    10, /the reserve of T = 70368744177664, B = 70368744177664, S = 5 \(T\*B\*5\*S elements\) does not fit in 63 bits/, "huge sizes",
-  );
+test("C ABI: lltm_sequence_forward refuses a null tensor by name", () => {
+  expectRefused(rawForwardOf((a) => (a[3] = undefined)), 1, /lltm_sequence_forward: 'h0' is a null pointer/, "null h0");
 });
 
-test("C ABI: inference needs no reserve", () => {
-  const r = rawForward(() => {}, { reserve: 0, bytes: 0, flags: 0 });
-  assertEquals(r.status, 0, r.message);
+for (const form of FORMS) {
+  const named = form === "v" ? "lltm_sequence_forward_v" : "lltm_sequence_forward";
+  test(`C ABI: ${named} refuses bad tensors, a missing or short reserve, flags, dtype and device`, () => {
+    const rawForward = (patch: Parameters<typeof rawForwardOf>[0], extra?: Parameters<typeof rawForwardOf>[1]) => rawForwardOf(patch, extra, form);
+    expectRefused(rawForward((a) => (a[0] = altered(a[0]!, { shape: [T, B, F, 1, 1] }))), 2, /'inputs' has 5 dimensions/, "rank 5");
+    expectRefused(rawForward((a) => (a[5] = altered(a[5]!, { strides: [0, S, 1] }))), 2, /'outputs' is an output with stride 0/, "zero-stride output");
+    expectRefused(rawForward((a) => (a[5] = altered(a[5]!, { shape: [T - 1, B, S] }))), 3, /'outputs' must have shape \[4, 3, 5\] \(T, B, S\), got \[3, 3, 5\]/, "short outputs");
+    expectRefused(rawForward((a) => (a[7] = altered(a[7]!, { shape: [B, S + 1] }))), 3, /'last_cell' must have shape \[3, 5\]/, "last_cell");
+    expectRefused(rawForward(() => {}, { reserve: 0 }), 1, /'reserve' is a null pointer; training needs 2400 bytes/, "no reserve");
+    expectRefused(rawForward(() => {}, { bytes: reserveBytes - 1 }), 10, /'reserve_bytes' is 2399 but T = 4, B = 3, S = 5 needs 2400/, "short reserve");
+    expectRefused(rawForward((a) => (a[6] = altered(a[6]!, { dataAddress: a[3]!.dataAddress }))), 10, /output 'last_h' overlaps input 'h0'/, "last_h on h0");
+    // (Which argument a message names first depends on where the allocator put the others.)
+    expectRefused(rawForward(() => {}, { reserveAt: 0 }), 10, /output 'reserve' overlaps input|overlaps output 'reserve'/, "reserve on inputs");
+    expectRefused(rawForward(() => {}, { reserveAt: 5 }), 10, /output 'outputs' overlaps output 'reserve'/, "reserve on outputs");
+    expectRefused(rawForward(() => {}, { flags: 2 }), 10, /lltm_sequence_forward: unknown bits in flags 2/, "flags");
+    expectRefused(rawForward(() => {}, { dtype: 3 }), 4, /dtype 3 is not float32 \(0\) or float64 \(1\)/, "dtype");
+    expectRefused(rawForward(() => {}, { kind: 7 }), 5, /device_kind 7 is not cpu \(0\) or cuda \(1\)/, "device kind");
+    expectRefused(rawForward(() => {}, { index: 1 }), 5, /device_index must be 0 for the CPU, got 1/, "device index");
+    // Sizes whose reserve cannot be addressed: broadcast inputs and state of 2^46 steps and rows (outputs may overlap themselves).
+    const huge = 2 ** 46;
+    expectRefused(
+      rawForward((a) => {
+        a[0] = altered(a[0]!, { shape: [huge, huge, F], strides: [0, 0, 1] });
+        for (const i of [3, 4]) a[i] = altered(a[i]!, { shape: [huge, S], strides: [0, 1] });
+        a[5] = altered(a[5]!, { shape: [huge, huge, S], strides: [1, 1, 1] });
+        for (const i of [6, 7]) a[i] = altered(a[i]!, { shape: [huge, S], strides: [1, 1] });
+      }),
+      10, /the reserve of T = 70368744177664, B = 70368744177664, S = 5 \(T\*B\*5\*S elements\) does not fit in 63 bits/, "huge sizes",
+    );
+  });
+
+  test(`C ABI: ${named}: inference needs no reserve`, () => {
+    const r = rawForwardOf(() => {}, { reserve: 0, bytes: 0, flags: 0 }, form);
+    assertEquals(r.status, 0, r.message);
+  });
+}
+
+test("C ABI: lltm_sequence_backward refuses a null tensor by name", () => {
+  expectRefused(rawBackwardOf((a) => (a[5] = undefined)), 1, /lltm_sequence_backward: 'h0' is a null pointer/, "null h0");
 });
 
-test("C ABI: lltm_sequence_backward refuses bad tensors, a missing or short reserve and unknown flags", () => {
-  expectRefused(rawBackward((a) => (a[5] = undefined)), 1, /lltm_sequence_backward: 'h0' is a null pointer/, "null h0");
-  expectRefused(rawBackward((a) => (a[0] = altered(a[0]!, { shape: [T, B, S + 1] }))), 3, /'grad_outputs' must have shape \[4, 3, 5\]/, "grad_outputs");
-  expectRefused(rawBackward((a) => (a[6] = altered(a[6]!, { shape: [T, B, F + 1] }))), 3, /'d_inputs' must have shape \[4, 3, 2\] \(T, B, F\)/, "d_inputs");
-  expectRefused(rawBackward((a) => (a[8] = altered(a[8]!, { strides: [0] }))), 2, /'d_bias' is an output with stride 0/, "d_bias");
-  expectRefused(rawBackward(() => {}, { reserve: 0 }), 1, /lltm_sequence_backward: 'reserve' is a null pointer/, "no reserve");
-  expectRefused(rawBackward(() => {}, { bytes: 8 }), 10, /'reserve_bytes' is 8 but T = 4, B = 3, S = 5 needs 2400/, "short reserve");
-  expectRefused(rawBackward((a) => (a[9] = altered(a[9]!, { dataAddress: a[5]!.dataAddress }))), 10, /output 'd_h0' overlaps input 'h0'/, "d_h0 on h0");
-  expectRefused(rawBackward((a) => (a[8] = altered(a[8]!, { dataAddress: a[0]!.dataAddress }))), 10, /output 'd_bias' overlaps input 'grad_outputs'/, "d_bias on grad_outputs");
-  expectRefused(rawBackward(() => {}, { flags: 4 }), 10, /lltm_sequence_backward: unknown bits in flags 4/, "flags");
+for (const form of FORMS) {
+  test(`C ABI: ${form === "v" ? "lltm_sequence_backward_v" : "lltm_sequence_backward"} refuses bad tensors, a missing or short reserve and unknown flags`, () => {
+    const rawBackward = (patch: Parameters<typeof rawBackwardOf>[0], extra?: Parameters<typeof rawBackwardOf>[1]) => rawBackwardOf(patch, extra, form);
+    expectRefused(rawBackward((a) => (a[0] = altered(a[0]!, { shape: [T, B, S + 1] }))), 3, /'grad_outputs' must have shape \[4, 3, 5\]/, "grad_outputs");
+    expectRefused(rawBackward((a) => (a[6] = altered(a[6]!, { shape: [T, B, F + 1] }))), 3, /'d_inputs' must have shape \[4, 3, 2\] \(T, B, F\)/, "d_inputs");
+    expectRefused(rawBackward((a) => (a[8] = altered(a[8]!, { strides: [0] }))), 2, /'d_bias' is an output with stride 0/, "d_bias");
+    expectRefused(rawBackward(() => {}, { reserve: 0 }), 1, /lltm_sequence_backward: 'reserve' is a null pointer/, "no reserve");
+    expectRefused(rawBackward(() => {}, { bytes: 8 }), 10, /'reserve_bytes' is 8 but T = 4, B = 3, S = 5 needs 2400/, "short reserve");
+    expectRefused(rawBackward((a) => (a[9] = altered(a[9]!, { dataAddress: a[5]!.dataAddress }))), 10, /output 'd_h0' overlaps input 'h0'/, "d_h0 on h0");
+    expectRefused(rawBackward((a) => (a[8] = altered(a[8]!, { dataAddress: a[0]!.dataAddress }))), 10, /output 'd_bias' overlaps input 'grad_outputs'/, "d_bias on grad_outputs");
+    expectRefused(rawBackward(() => {}, { flags: 4 }), 10, /lltm_sequence_backward: unknown bits in flags 4/, "flags");
+    // An absent gradient is zeros; one given must be valid.
+    assertEquals(rawBackward((a) => (a[0] = undefined)).status, 0, "no gradients at all");
+    expectRefused(rawBackward((a) => (a[1] = altered(a[0]!, { shape: [B, S + 2] }))), 3, /'grad_last_h' must have shape \[3, 5\]/, "grad_last_h");
+  });
+}
+
+test("C ABI: lltm_sequence_backward_v refuses gradient bits it does not know, before anything runs", () => {
+  for (const given of [8, 9, 0x80000000 | 1, -1]) {
+    expectRefused(
+      rawBackwardOf(() => {}, { given }, "v"), 10,
+      new RegExp(`^lltm_sequence_backward_v: unknown bits in the gradients given \\(codes\\[4\\]\\) ${given >>> 0}`), `given ${given}`,
+    );
+  }
 });
 
-test("C ABI: lltm_sequence_reserve_bytes answers T*B*5*S elements and refuses what does not fit", () => {
+/** lltm_sequence_reserve_bytes, or (`v`) lltm_sequence_reserve_bytes_v with the same arguments in a block, into `out`. */
+function reserveBytesOf(form: Form, args: readonly number[], out: Uint32Array): number {
   const lib = native();
-  const out = new Uint32Array(2);
-  assertEquals(lib.lltm_sequence_reserve_bytes(64, 16, 32, 128, 0, 0, 0, out), 0);
-  assertEquals(out[0]! + out[1]! * 2 ** 32, 64 * 16 * 5 * 128 * 4);
-  assertEquals(lib.lltm_sequence_reserve_bytes(3, 2, 1, 7, 1, 0, 0, out), 0);
-  assertEquals(out[0]! + out[1]! * 2 ** 32, 3 * 2 * 5 * 7 * 8);
-  const refused = (args: [number, number, number, number, number], status: number, pattern: RegExp) => {
-    out.fill(7);
-    assertEquals(lib.lltm_sequence_reserve_bytes(...args, 0, 0, out), status);
-    assert(pattern.test(lib.lltm_last_error()), lib.lltm_last_error());
-    assertEquals(out[0]! + out[1]!, 0, "bytes set to 0 on failure");
-  };
-  refused([2 ** 40, 2 ** 20, 1, 2 ** 10, 0], 10, /does not fit in 63 bits/);
-  refused([0, 2, 3, 4, 0], 10, /'steps' must be at least 1, got 0/);
-  refused([1, 2, -3, 4, 0], 10, /'input_features' must be at least 1, got -3/);
-  refused([1, 2, 3, 4, 9], 4, /dtype 9 is not float32/);
-});
+  const [steps, batch, features, state, dtype, kind, index] = args as [number, number, number, number, number, number, number];
+  if (form === "plain") return lib.lltm_sequence_reserve_bytes(steps, batch, features, state, dtype, kind, index, out);
+  using block = new DescriptorBlock(0, 3, 5);
+  [steps, batch, features, state].forEach((size, i) => block.word(i, size));
+  block.word(4, 77);
+  [dtype, kind, index].forEach((code, i) => block.code(i, code));
+  const status = lib.lltm_sequence_reserve_bytes_v(block.words64, block.codes, block.words64 + 32);
+  const bytes = block.readWord(4);
+  out[0] = bytes % 2 ** 32;
+  out[1] = Math.floor(bytes / 2 ** 32);
+  return status;
+}
+
+for (const form of FORMS) {
+  test(`C ABI: ${form === "v" ? "lltm_sequence_reserve_bytes_v" : "lltm_sequence_reserve_bytes"} answers T*B*5*S elements and refuses what does not fit`, () => {
+    const lib = native();
+    const out = new Uint32Array(2);
+    assertEquals(reserveBytesOf(form, [64, 16, 32, 128, 0, 0, 0], out), 0);
+    assertEquals(out[0]! + out[1]! * 2 ** 32, 64 * 16 * 5 * 128 * 4);
+    assertEquals(reserveBytesOf(form, [3, 2, 1, 7, 1, 0, 0], out), 0);
+    assertEquals(out[0]! + out[1]! * 2 ** 32, 3 * 2 * 5 * 7 * 8);
+    const refused = (args: [number, number, number, number, number], status: number, pattern: RegExp) => {
+      out.fill(7);
+      assertEquals(reserveBytesOf(form, [...args, 0, 0], out), status);
+      assert(pattern.test(lib.lltm_last_error()), lib.lltm_last_error());
+      assertEquals(out[0]! + out[1]!, 0, "bytes set to 0 on failure");
+    };
+    refused([2 ** 40, 2 ** 20, 1, 2 ** 10, 0], 10, /^lltm_sequence_reserve_bytes: .*does not fit in 63 bits/);
+    refused([0, 2, 3, 4, 0], 10, /'steps' must be at least 1, got 0/);
+    refused([1, 2, -3, 4, 0], 10, /'input_features' must be at least 1, got -3/);
+    refused([1, 2, 3, 4, 9], 4, /dtype 9 is not float32/);
+  });
+}

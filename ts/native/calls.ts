@@ -28,6 +28,7 @@ interface Calls {
   axpy: DescriptorBlock;
   sgd: DescriptorBlock;
   adam: DescriptorBlock;
+  sequenceReserve: DescriptorBlock;
   sequenceForward: DescriptorBlock;
   sequenceBackward: DescriptorBlock;
 }
@@ -44,8 +45,10 @@ function open(): Calls {
     axpy: new DescriptorBlock(2),
     sgd: new DescriptorBlock(3),
     adam: new DescriptorBlock(4),
-    sequenceForward: new DescriptorBlock(8),
-    sequenceBackward: new DescriptorBlock(11),
+    // The sequence calls' _v forms: the sizes and the bytes answered; the reserve's address and size.
+    sequenceReserve: new DescriptorBlock(0, 3, 5),
+    sequenceForward: new DescriptorBlock(8, 4, 2),
+    sequenceBackward: new DescriptorBlock(11, 5, 2),
   };
   return calls;
 }
@@ -100,62 +103,76 @@ export function backward(fn: string, ins: readonly NativeTensor[], outs: readonl
   unwrap(c.lib.lltm_backward_ex_v(d.base, d.codes), fn);
 }
 
-const reserveBytes = new Uint32Array(2);
-
-/** lltm_sequence_reserve_bytes: the bytes of a training forward's reserve for these sizes on `device`. */
+/**
+ * lltm_sequence_reserve_bytes (as lltm_sequence_reserve_bytes_v, three
+ * addresses): the bytes of a training forward's reserve for these sizes on `device`.
+ */
 export function sequenceReserveBytes(
   fn: string, steps: number, batch: number, features: number, state: number, dtype: DType, device: Device,
 ): number {
-  const c = calls ?? open();
-  unwrap(
-    c.lib.lltm_sequence_reserve_bytes(steps, batch, features, state, dtypeCode[dtype], device.kindCode, device.index, reserveBytes),
-    fn,
-  );
-  return reserveBytes[0]! + reserveBytes[1]! * 4294967296;
+  const c = calls ?? open(), d = c.sequenceReserve;
+  d.word(0, steps);
+  d.word(1, batch);
+  d.word(2, features);
+  d.word(3, state);
+  d.code(0, dtypeCode[dtype]);
+  d.code(1, device.kindCode);
+  d.code(2, device.index);
+  unwrap(c.lib.lltm_sequence_reserve_bytes_v(d.words64, d.codes, d.words64 + 32), fn);
+  return d.readWord(4);
 }
 
 /**
- * lltm_sequence_forward: inputs (inputs, weights, bias, h0, c0) and outputs
- * (outputs, lastH, lastCell) in csrc/lltm.h's order; with a `reserve`, a
- * training forward that keeps in it what sequenceBackward needs.
+ * lltm_sequence_forward (as lltm_sequence_forward_v): inputs (inputs,
+ * weights, bias, h0, c0) and outputs (outputs, lastH, lastCell) in
+ * csrc/lltm.h's order; with a `reserve`, a training forward that keeps in it
+ * what sequenceBackward needs.
  */
 export function sequenceForward(
   fn: string, ins: readonly NativeTensor[], outs: readonly NativeTensor[], reserve: NativeTensor | undefined, reserveBytes: number,
 ): void {
   const c = calls ?? open(), d = c.sequenceForward, first = ins[0]!, device = first.device;
-  unwrap(
-    c.lib.lltm_sequence_forward(
-      d.write(0, ins[0]!), d.write(1, ins[1]!), d.write(2, ins[2]!), d.write(3, ins[3]!), d.write(4, ins[4]!),
-      d.write(5, outs[0]!), d.write(6, outs[1]!), d.write(7, outs[2]!),
-      reserve ? reserve.dataAddress : 0, reserve ? reserveBytes : 0, reserve ? SEQUENCE_TRAINING : 0,
-      dtypeCode[first.dtype], device.kindCode, device.index,
-    ),
-    fn,
-  );
+  for (let i = 0; i < 5; i++) d.write(i, ins[i]!);
+  for (let i = 0; i < 3; i++) d.write(5 + i, outs[i]!);
+  d.word(0, reserve ? reserve.dataAddress : 0);
+  d.word(1, reserve ? reserveBytes : 0);
+  d.code(0, reserve ? SEQUENCE_TRAINING : 0);
+  d.code(1, dtypeCode[first.dtype]);
+  d.code(2, device.kindCode);
+  d.code(3, device.index);
+  unwrap(c.lib.lltm_sequence_forward_v(d.base, d.words64, d.codes), fn);
 }
 
 /**
- * lltm_sequence_backward: the optional output gradients (gradOutputs,
- * gradLastH, gradLastCell; undefined means zeros), the reserve, the inputs
- * (inputs, weights, h0) and the outputs (dInputs, dWeights, dBias, dH0, dC0)
- * in csrc/lltm.h's order; with `accumulate`, the weights' and bias' gradients
- * are added to outs[1] and outs[2].
+ * lltm_sequence_backward (as lltm_sequence_backward_v): the optional output
+ * gradients (gradOutputs, gradLastH, gradLastCell; undefined means zeros),
+ * the reserve, the inputs (inputs, weights, h0) and the outputs (dInputs,
+ * dWeights, dBias, dH0, dC0) in csrc/lltm.h's order; with `accumulate`, the
+ * weights' and bias' gradients are added to outs[1] and outs[2].
  */
 export function sequenceBackward(
   fn: string, grads: readonly (NativeTensor | undefined)[], reserve: NativeTensor, reserveBytes: number,
   ins: readonly NativeTensor[], outs: readonly NativeTensor[], accumulate: boolean,
 ): void {
   const c = calls ?? open(), d = c.sequenceBackward, first = ins[0]!, device = first.device;
-  const grad = (slot: number) => (grads[slot] ? d.write(slot, grads[slot]!) : 0);
-  unwrap(
-    c.lib.lltm_sequence_backward(
-      grad(0), grad(1), grad(2), reserve.dataAddress, reserveBytes,
-      d.write(3, ins[0]!), d.write(4, ins[1]!), d.write(5, ins[2]!),
-      d.write(6, outs[0]!), d.write(7, outs[1]!), d.write(8, outs[2]!), d.write(9, outs[3]!), d.write(10, outs[4]!),
-      accumulate ? ACCUMULATE_PARAM_GRADS : 0, dtypeCode[first.dtype], device.kindCode, device.index,
-    ),
-    fn,
-  );
+  let given = 0;
+  for (let i = 0; i < 3; i++) {
+    const g = grads[i];
+    if (g) {
+      d.write(i, g);
+      given |= 1 << i;
+    }
+  }
+  for (let i = 0; i < 3; i++) d.write(3 + i, ins[i]!);
+  for (let i = 0; i < 5; i++) d.write(6 + i, outs[i]!);
+  d.word(0, reserve.dataAddress);
+  d.word(1, reserveBytes);
+  d.code(0, accumulate ? ACCUMULATE_PARAM_GRADS : 0);
+  d.code(1, dtypeCode[first.dtype]);
+  d.code(2, device.kindCode);
+  d.code(3, device.index);
+  d.code(4, given);
+  unwrap(c.lib.lltm_sequence_backward_v(d.base, d.words64, d.codes), fn);
 }
 
 const copyNames: ArgumentNames = { dst: "the tensor", src: "'src'" };

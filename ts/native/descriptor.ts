@@ -39,32 +39,40 @@ const STRIDES_WORD = layoutConstants["offsetof(lltm_tensor, strides)"] / 4;
 const TWO_32 = 4294967296;
 
 /**
- * `count` descriptor slots in native host memory, then `codeCount` int32
- * codes: the arguments of an entry point that takes them in memory
- * (lltm_forward_v, lltm_backward_ex_v), so that a call passes two addresses.
+ * `count` descriptor slots in native host memory, then `wordCount` 64-bit
+ * words, then `codeCount` int32 codes: the arguments of an entry point that
+ * takes them in memory (lltm_forward_v, lltm_sequence_forward_v, ...), so
+ * that a call passes two or three addresses.
  */
 export class DescriptorBlock implements Disposable {
   readonly count: number;
   /** The address of the first slot. */
   readonly base: number;
-  /** The address of the codes, after the last slot. */
+  /** The address of the 64-bit words, after the last slot. */
+  readonly words64: number;
+  /** The address of the codes, after the words. */
   readonly codes: number;
   private readonly words: Int32Array;
+  private readonly wordsAt: number;
+  private readonly codesAt: number;
   /** The id each slot describes (0: none). */
   private readonly ids: Float64Array;
   /** The shape and stride arrays each slot's sizes and strides were written from. */
   private readonly shapes: (readonly number[] | undefined)[];
   private readonly strides: (readonly number[] | undefined)[];
 
-  constructor(count: number, codeCount = 0) {
+  constructor(count: number, codeCount = 0, wordCount = 0) {
     this.count = count;
     const lib = native();
     const out = new Uint32Array(2);
-    const bytes = count * TENSOR_BYTES + codeCount * 4;
+    const bytes = count * TENSOR_BYTES + wordCount * 8 + codeCount * 4;
     const status = lib.lltm_alloc(bytes, 0, 0, out);
     if (status !== 0) throw new LLTMError("OUT_OF_MEMORY", `descriptor block: ${lib.lltm_last_error()}`);
     this.base = out[0]! + out[1]! * TWO_32;
-    this.codes = this.base + count * TENSOR_BYTES;
+    this.words64 = this.base + count * TENSOR_BYTES;
+    this.codes = this.words64 + wordCount * 8;
+    this.wordsAt = count * SLOT_WORDS;
+    this.codesAt = this.wordsAt + 2 * wordCount;
     this.words = new Int32Array(lib.view(this.base, bytes));
     this.ids = new Float64Array(count);
     this.shapes = new Array(count).fill(undefined);
@@ -105,9 +113,22 @@ export class DescriptorBlock implements Disposable {
     return address;
   }
 
-  /** Sets code `i` (after the slots). */
+  /** Sets code `i` (after the words). */
   code(i: number, value: number): void {
-    this.words[this.count * SLOT_WORDS + i] = value;
+    this.words[this.codesAt + i] = value;
+  }
+
+  /** Sets 64-bit word `i` to an integer of up to 2^53 in magnitude (two's complement). */
+  word(i: number, value: number): void {
+    const w = this.words, o = this.wordsAt + 2 * i;
+    w[o] = value >>> 0;
+    w[o + 1] = highWord(value);
+  }
+
+  /** 64-bit word `i` as a number (exact below 2^53; written by the callee, as lltm_sequence_reserve_bytes_v's bytes). */
+  readWord(i: number): number {
+    const w = this.words, o = this.wordsAt + 2 * i;
+    return (w[o]! >>> 0) + (w[o + 1]! >>> 0) * TWO_32;
   }
 
   private freed = false;

@@ -74,8 +74,8 @@ function converting(ffi: NodeFFI, f: (...args: unknown[]) => unknown, kinds: rea
   });
   if (convert.every((c) => c === undefined)) return f;
   const n = kinds.length;
-  // The hot calls (lltm_forward_v, lltm_backward_ex_v, lltm_alloc_v, lltm_free) take two or three
-  // arguments: fixed arities, so that no argument array is made per call.
+  // The hot calls (lltm_forward_v, lltm_backward_ex_v, lltm_alloc_v, lltm_free and the sequence
+  // calls' _v forms) take two or three arguments: fixed arities, so that no argument array is made per call.
   const id = (v: unknown) => v;
   const [c0 = id, c1 = id, c2 = id] = convert.map((c) => c ?? id);
   if (n === 2) return (a: unknown, b: unknown) => f(c0(a), c1(b));

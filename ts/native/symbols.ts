@@ -89,6 +89,15 @@ export const symbols = {
   lltm_backward_ex_v: { args: ["ptr", "ptr"], returns: "i32" },
   // int32_t lltm_alloc_v(uint64_t bytes, const int32_t* device /* kind, index */, void** out)
   lltm_alloc_v: { args: ["u64", "buffer", "buffer"], returns: "i32" },
+  // int32_t lltm_sequence_reserve_bytes_v(const int64_t* sizes /* T, B, F, S */, const int32_t* codes /* dtype, kind, index */,
+  //                                       uint64_t* bytes)
+  lltm_sequence_reserve_bytes_v: { args: ["ptr", "ptr", "ptr"], returns: "i32" },
+  // int32_t lltm_sequence_forward_v(const lltm_tensor* tensors /* 8 */, const uint64_t* reserve /* address, bytes */,
+  //                                 const int32_t* codes /* flags, dtype, kind, index */)
+  lltm_sequence_forward_v: { args: ["ptr", "ptr", "ptr"], returns: "i32" },
+  // int32_t lltm_sequence_backward_v(const lltm_tensor* tensors /* 11 */, const uint64_t* reserve /* address, bytes */,
+  //                                  const int32_t* codes /* flags, dtype, kind, index, gradients given */)
+  lltm_sequence_backward_v: { args: ["ptr", "ptr", "ptr"], returns: "i32" },
 } as const satisfies Record<string, SymbolSpec>;
 
 export type SymbolName = keyof typeof symbols;
