@@ -3,13 +3,14 @@
  * (ts/reference.ts) step by step forward, then backpropagation through time
  * step by step in reverse, adding the parameters' gradients over the steps.
  *
- * The backward writes the activations' slopes in forms that stay accurate
+ * The backward uses the reference cell's slopes, in forms that stay accurate
  * where they saturate (sigma(g) sigma(-g), 1 / cosh(c)^2, e^g), unlike the
  * tutorial's sigma (1 - sigma) and 1 - tanh(c)^2: over a sequence the cell
  * grows to where 1 - tanh(c)^2 keeps only the digits float64 has left after
  * cancelling (1e-8 relative at |c| = 10), which is no reference for 1e-12.
  */
 import { referenceForwardMatrices, type Tensor, toMatrix } from "../ts/index.ts";
+import { eluSlope, sigmoidSlope, tanhSlope } from "../ts/reference.ts";
 
 export interface ReferenceSequence {
   outputs: Float64Array; // [T, B, S]
@@ -32,9 +33,6 @@ export interface ReferenceSequence {
 export type Gradient = "dInputs" | "dWeights" | "dBias" | "dH0" | "dC0";
 
 const values = (t: Tensor) => Float64Array.from(t.toTypedArray());
-const sigmoidSlope = (g: number) => 1 / ((1 + Math.exp(-g)) * (1 + Math.exp(g)));
-const tanhSlope = (c: number) => 1 / Math.cosh(c) ** 2;
-const eluSlope = (g: number) => (g > 0 ? 1 : Math.exp(g));
 
 /** Gradients that are omitted count as zeros. */
 export function referenceSequence(

@@ -1,7 +1,8 @@
 /**
  * The LLTM in plain TypeScript, in float64: the reference the native kernels
  * are tested against, and the `ref` variant of the benchmark. Written for
- * clarity, following the tutorial's Python formulas one line at a time.
+ * clarity, following the tutorial's Python formulas one line at a time,
+ * except for the activations' slopes (below).
  */
 import { LLTMError } from "./errors.ts";
 import { Tensor } from "./tensor.ts";
@@ -25,7 +26,21 @@ export function toMatrix(t: Tensor): Matrix {
 
 const sigmoid = (x: number) => 1 / (1 + Math.exp(-x));
 const elu = (x: number) => (x > 0 ? x : Math.expm1(x));
-const dElu = (x: number) => (x > 0 ? 1 : Math.exp(x));
+
+/*
+ * The activations' slopes from their arguments, in forms that keep their
+ * relative accuracy where the activations saturate (as the native kernels
+ * form them): the tutorial's sigma (1 - sigma) and 1 - tanh(c)^2 subtract
+ * from 1 a value that has rounded to within an ulp of it (sigma(g) is 1 in
+ * float64 from g = 37 on, where the slope is still 1e-16), so they keep few
+ * digits or none there.
+ */
+/** sigma'(g) = sigma(g) sigma(-g). */
+export const sigmoidSlope = (g: number): number => 1 / ((1 + Math.exp(-g)) * (1 + Math.exp(g)));
+/** tanh'(c) = 1 / cosh(c)^2 (0 once cosh overflows, past |c| = 710, where the slope is below float64's range). */
+export const tanhSlope = (c: number): number => 1 / Math.cosh(c) ** 2;
+/** elu'(g). */
+export const eluSlope = (g: number): number => (g > 0 ? 1 : Math.exp(g));
 
 export interface ReferenceForward {
   newH: Matrix;
@@ -91,13 +106,13 @@ export function referenceBackwardMatrices(
       const t = Math.tanh(newCell.data[e]!);
       const dOutputGate = t * gradH.data[e]!;
       const dTanhNewCell = o * gradH.data[e]!;
-      const dNewCell = (1 - t * t) * dTanhNewCell + gradCell.data[e]!;
+      const dNewCell = tanhSlope(newCell.data[e]!) * dTanhNewCell + gradCell.data[e]!;
       dOldCell.data[e] = dNewCell;
       const dCandidateCell = i * dNewCell;
       const dInputGate = z * dNewCell;
-      dGates.data[g + s] = dInputGate * i * (1 - i);
-      dGates.data[g + S + s] = dOutputGate * o * (1 - o);
-      dGates.data[g + 2 * S + s] = dCandidateCell * dElu(gateWeights.data[g + 2 * S + s]!);
+      dGates.data[g + s] = dInputGate * sigmoidSlope(gateWeights.data[g + s]!);
+      dGates.data[g + S + s] = dOutputGate * sigmoidSlope(gateWeights.data[g + S + s]!);
+      dGates.data[g + 2 * S + s] = dCandidateCell * eluSlope(gateWeights.data[g + 2 * S + s]!);
     }
   }
   // d_weights = d_gates.t().mm(X); d_bias = d_gates.sum(dim=0)

@@ -7,6 +7,7 @@
 
 #include "../accessor.h"
 #include "../dispatch.h"
+#include "cell_slopes.h"
 #include "gemm.h"
 #include "thread_pool.h"
 #include "vector_math.h"
@@ -38,13 +39,16 @@ struct CellBackward {
   F d_cell, d_i, d_o, d_z;
 };
 
+// The slopes come from the saved gates and cell in the sequence engine's
+// forms (cell_slopes.h): i (1 - i) and 1 - tanh(c)^2 lose every digit where
+// the activations saturate (i rounds to 1 once g0 passes ~37 in float64).
 template <typename F>
-inline CellBackward<F> cell_backward(F grad_h, F grad_cell, F cell, F i, F o, F z, F g2) {
-  const F t = tanh(cell);
+inline CellBackward<F> cell_backward(F grad_h, F grad_cell, F cell, F i, F o, F z, F g0, F g1, F g2) {
+  const Tanh<F> t = tanh_of<true>(cell);
   CellBackward<F> r;
-  r.d_cell = (1.0f - t * t) * o * grad_h + grad_cell;
-  r.d_i = z * r.d_cell * i * (1.0f - i);
-  r.d_o = t * grad_h * o * (1.0f - o);
+  r.d_cell = t.d * o * grad_h + grad_cell;
+  r.d_i = z * r.d_cell * sigmoid_slope_of(g0, i);
+  r.d_o = t.t * grad_h * sigmoid_slope_of(g1, o);
   r.d_z = i * r.d_cell * elu_grad(g2);
   return r;
 }
@@ -188,6 +192,7 @@ inline void backward_unit(const BackwardViews<T>& v, int64_t b, int64_t s) {
   const auto r = cell_backward(load<F>(v.grad_h[b].data + s), load<F>(v.grad_cell[b].data + s),
                                load<F>(v.new_cell[b].data + s), load<F>(v.input_gate[b].data + s),
                                load<F>(v.output_gate[b].data + s), load<F>(v.candidate_cell[b].data + s),
+                               load<F>(v.gates[b].data + s), load<F>(v.gates[b].data + S + s),
                                load<F>(v.gates[b].data + 2 * S + s));
   T* dg = v.d_gates + b * 3 * S;
   store(v.d_old_cell[b].data + s, r.d_cell);
@@ -210,8 +215,9 @@ void backward_pointwise(const BackwardViews<T>& v, int64_t s0, int64_t s1) {
   }
   for (int64_t b = 0; b < B; ++b)
     for (int64_t s = s0; s < s1; ++s) {
+      const auto g = v.gates[b];
       const auto r = cell_backward(v.grad_h[b][s], v.grad_cell[b][s], v.new_cell[b][s], v.input_gate[b][s],
-                                   v.output_gate[b][s], v.candidate_cell[b][s], v.gates[b][2 * S + s]);
+                                   v.output_gate[b][s], v.candidate_cell[b][s], g[s], g[S + s], g[2 * S + s]);
       T* dg = v.d_gates + b * 3 * S;
       v.d_old_cell[b][s] = r.d_cell;
       dg[s] = r.d_i;
