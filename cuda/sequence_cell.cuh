@@ -107,8 +107,8 @@ __device__ __forceinline__ SavedCell<T> load_saved(const SequenceBackwardTensors
 
 // The gate gradients of state s, row b, step t into dG, and the cell's
 // gradient on to step t - 1 (d_c0 at t = 0): the step backward's formulas
-// (gate_gradient in step_tensors.cuh) with the slopes taken from the
-// activations' arguments.
+// (gate_gradient in step_tensors.cuh), the activations recomputed from the
+// saved gates and cell.
 template <typename T>
 __device__ __forceinline__ void backward_cell(const SequenceBackwardTensors<T>& p, int t, int b, int s,
                                               const SavedCell<T>& v) {
