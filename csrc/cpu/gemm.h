@@ -162,15 +162,17 @@ void gemm_tiles(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K,
   T* bp = scratch<T>(size_t(kc_max) * size_t(std::min(n1 - n0, nc_max) + NR), 0);
   T* ap = scratch<T>(size_t(kc_max) * MR, 2);
   alignas(64) T tile[MR * NR];
-  const bool direct = op.bjs == 1 && m1 - m0 <= 4 * MR;
+  // B is read in place when its rows are contiguous and either few rows of
+  // A would reuse a packed copy or B is one panel laid out as packed (NR
+  // columns, rows NR apart).
+  const bool direct = op.bjs == 1 && (m1 - m0 <= 4 * MR || op.bps == NR);
   const T* rows[MR];
   for (int64_t jc = n0; jc < n1; jc += nc_max) {
     const int64_t nc = std::min(nc_max, n1 - jc);
     for (int64_t pc = 0; pc < K; pc += kc_max) {
       const int64_t kc = std::min(kc_max, K - pc);
       const T* b_block = op.b + pc * op.bps + jc * op.bjs;
-      // Full panels are read from B in place when B's rows are contiguous
-      // and few rows of A would reuse a packed copy; the rest is packed.
+      // Full panels are read in place when direct; the rest is packed.
       const int64_t packed_from = direct ? nc / NR * NR : 0;
       if (packed_from < nc)
         pack_b<T, NR>(kc, nc - packed_from, b_block + packed_from * op.bjs, op.bps, op.bjs,

@@ -10,6 +10,7 @@
 #include "cell_slopes.h"
 #include "gemm.h"
 #include "thread_pool.h"
+#include "transpose.h"
 #include "vector_math.h"
 
 namespace lltm::cpu::LLTM_ISA_NAMESPACE {
@@ -110,6 +111,9 @@ void forward_pointwise(const ForwardViews<T>& v, int64_t s0, int64_t s1) {
     }
 }
 
+// The forward pass's own scratch buffer (gemm.h's scratch, a slot of its own).
+struct ForwardScratch;
+
 template <typename T>
 void forward(const ForwardArgs& args) {
   const int64_t B = args.n.batch, F = args.n.features, S = args.n.state, K = S + F;
@@ -138,37 +142,56 @@ void forward(const ForwardArgs& args) {
       accessor<T, 2>(*args.input_gate),         accessor<T, 2>(*args.output_gate),
       accessor<T, 2>(*args.candidate_cell),     S};
 
-  // Each part owns a range of state units: it computes the three gates'
-  // columns for them (G = X W^T + b, as G^T = W X^T so the batch is the
-  // vector dimension) and then their pointwise epilogue, with no barrier.
-  const int64_t s_grain = 8;
-  const int parts =
-      std::min<int64_t>(parts_for(double(B) * 3 * S * K), (S + s_grain - 1) / s_grain);
+  // The GEMM runs as G^T = W X^T, so that the batch is the vector dimension
+  // and W's rows are read in place. Its B operand X^T is laid out once here,
+  // rows ldt apart (the batch padded with zeros to whole vectors): with one
+  // vector's worth of batch that is already the micro-kernel's packed panel,
+  // which every part then reads in place.
+  constexpr int64_t kLanes = Vector<T>::lanes;
+  const int64_t ldt = (B + kLanes - 1) / kLanes * kLanes;
+  T* x_t = scratch<T, ForwardScratch, 1>(size_t(K) * size_t(ldt), 0);
+  transpose(old_h.data, old_h.strides[0], old_h.strides[1], B, S, x_t, ldt, 1);
+  transpose(input.data, input.strides[0], input.strides[1], B, F, x_t + S * ldt, ldt, 1);
+  if (ldt > B)
+    for (int64_t p = 0; p < K; ++p) std::fill(x_t + p * ldt + B, x_t + (p + 1) * ldt, T(0));
+
+  // Each part owns a range of state units, whole vectors of them: it
+  // computes the three gates' columns for them and then their pointwise
+  // epilogue, with no barrier. A batch of one vector needs no packing in the
+  // parts, so it splits into pieces the threads claim as they come free;
+  // otherwise every part packs X^T's panels, and there is one per thread.
+  const int64_t s_grain = kLanes;
+  const int64_t units = (S + s_grain - 1) / s_grain;
+  const double work = double(B) * 3 * S * K;
+  const int parts = B <= kLanes ? pieces_for(work, units) : int(std::min<int64_t>(parts_for(work), units));
   parallel(parts, [&](int part, int n_parts) {
     int64_t s0, s1;
     split_range(S, s_grain, part, n_parts, s0, s1);
     const int64_t len = s1 - s0;
     if (len == 0) return;
     auto row = [&](int64_t r) { return weights.data + ((r / len) * S + s0 + r % len) * weights.strides[0]; };
-    const GemmOperands<T, decltype(row)> op{row, weights.strides[1], X.data, X.strides[1], X.strides[0]};
-    // The tile is G^T: write it row by row of G, where its rows' units are
-    // contiguous (except where a tile spans two gates).
+    const GemmOperands<T, decltype(row)> op{row, weights.strides[1], x_t, ldt, 1};
+    // The tiles (a row per gate unit, the batch along it) go as they come
+    // into a scratch G^T with the bias added; its rows then go to the gates'
+    // columns by a blocked transposition.
+    T* gates_t = scratch<T>(size_t(3 * len) * size_t(ldt), 1);
     gemm<T>(0, 3 * len, 0, B, K, op,
             [&](int64_t r0, int64_t rows, int64_t j0, int64_t cols, const T* tile, int64_t ld, bool first) {
-              int64_t n[kTileRows];
-              T add[kTileRows];
               for (int64_t i = 0; i < rows; ++i) {
-                n[i] = ((r0 + i) / len) * S + s0 + (r0 + i) % len;
-                add[i] = first ? bias[n[i]] : T(0);
-              }
-              for (int64_t jj = 0; jj < cols; ++jj) {
-                const auto g = gates[j0 + jj];
-                for (int64_t i = 0; i < rows; ++i) {
-                  T& out = g[n[i]];
-                  out = (first ? T(0) : out) + tile[i * ld + jj] + add[i];
+                const int64_t r = r0 + i;
+                T* dst = gates_t + r * ldt + j0;
+                const T* values = tile + i * ld;
+                if (first) {
+                  const T add = bias[(r / len) * S + s0 + r % len];
+                  for (int64_t jj = 0; jj < cols; ++jj) dst[jj] = values[jj] + add;
+                } else {
+                  for (int64_t jj = 0; jj < cols; ++jj) dst[jj] += values[jj];
                 }
               }
             });
+    for (int64_t gate = 0; gate < 3; ++gate)
+      transpose(gates_t + gate * len * ldt, ldt, 1, len, B, gates.data + (gate * S + s0) * gates.strides[1],
+                gates.strides[0], gates.strides[1]);
     forward_pointwise(views, s0, s1);
   });
 }

@@ -35,6 +35,7 @@ std::atomic<void (*)(int)> window_hook{nullptr};
 constexpr int kPartBits = 12;
 constexpr uint64_t kPartMask = (uint64_t(1) << kPartBits) - 1;
 constexpr int kMaxThreads = int(kPartMask);
+constexpr int kMaxParts = int(kPartMask);
 
 constexpr uint64_t pack(uint64_t generation, uint64_t parts, uint64_t next) {
   return (generation << (2 * kPartBits)) | (parts << kPartBits) | next;
@@ -67,6 +68,11 @@ constexpr double kMinPartMicroseconds = 4.0;
 // that the caller (and any helper still spinning) does the job sooner.
 constexpr double kWakeMicroseconds = 30.0;
 
+// Pieces per thread of pieces_for: enough that a thread preempted in the
+// middle of a call holds up only a small share of it (the others claim the
+// rest), few enough that each piece's fixed costs stay small.
+constexpr int kPiecesPerThread = 4;
+
 // The work parts_for last sized on this thread, for the next run_parallel's
 // decision to wake sleeping helpers (the kernels call one right before the
 // other); negative when unknown, and then sleepers are woken.
@@ -98,8 +104,8 @@ class Pool {
   void run(int parts, void (*body)(void*, int, int), void* ctx) {
     const double work = sized_work;
     sized_work = -1;
-    if (parts > size_) parts = size_;
-    if (parts <= 1 || busy_.exchange(true, std::memory_order_acquire)) {
+    if (parts > kMaxParts) parts = kMaxParts;
+    if (parts <= 1 || size_ <= 1 || busy_.exchange(true, std::memory_order_acquire)) {
       for (int p = 0; p < parts; ++p) body(ctx, p, parts);
       return;
     }
@@ -112,8 +118,9 @@ class Pool {
     // The caller takes part 0 as it publishes the job.
     state_.store(pack(generation, uint64_t(parts), 1), std::memory_order_seq_cst);
     epoch_.store(uint32_t(generation), std::memory_order_seq_cst);
-    const bool worth_waking = work < 0 || work / parts >= kWakeMicroseconds * kWorkPerMicrosecond;
-    if (worth_waking && sleepers_.load(std::memory_order_seq_cst) > 0) futex_wake(&epoch_, parts - 1);
+    const int threads = parts < size_ ? parts : size_;
+    const bool worth_waking = work < 0 || work / threads >= kWakeMicroseconds * kWorkPerMicrosecond;
+    if (worth_waking && sleepers_.load(std::memory_order_seq_cst) > 0) futex_wake(&epoch_, threads - 1);
 
     body(ctx, 0, parts);
     uint32_t ran = 1;
@@ -249,6 +256,13 @@ int parts_for(double work) {
   const double wanted = work / (kWorkPerMicrosecond * kMinPartMicroseconds);
   const int n = thread_count();
   return wanted < 2.0 ? 1 : (wanted < n ? static_cast<int>(wanted) : n);
+}
+
+int pieces_for(double work, int64_t pieces) {
+  const int threads = parts_for(work);
+  if (threads <= 1) return 1;
+  const int64_t most = int64_t(kPiecesPerThread) * threads;
+  return int(pieces < most ? pieces : most);
 }
 
 void expect_work(double work) { sized_work = work; }

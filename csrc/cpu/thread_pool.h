@@ -16,10 +16,11 @@ int thread_count();
 // Where thread_count() came from: "environment", "affinity", "cgroup" or "hardware" (cpu_count.h).
 const char* thread_count_source();
 
-// Runs body(ctx, part, parts) once for every part in [0, parts), parts
-// clamped to thread_count(), on the pool's threads and the caller's; returns
-// when all parts have returned. Any thread may run any part, and one thread
-// may run several, one after another. A nested or concurrent call (the pool
+// Runs body(ctx, part, parts) once for every part in [0, parts) (at most
+// 4095), on the pool's threads and the caller's; returns when all parts have
+// returned. Any thread may run any part, and one thread may run several, one
+// after another: more parts than threads balance the load between threads
+// that run at different speeds (preempted, or woken late). A nested or concurrent call (the pool
 // is busy) runs its parts on its own thread, in order.
 void run_parallel(int parts, void (*body)(void* ctx, int part, int parts), void* ctx);
 
@@ -36,6 +37,12 @@ void parallel(int parts, F&& body) {
 // on this thread also uses `work` to decide whether waking a sleeping thread
 // pays (which changes who runs a part, never the parts).
 int parts_for(double work);
+
+// Like parts_for, but for work that divides into `pieces` small
+// independent pieces: 1 when the work is not worth splitting, otherwise
+// several pieces per thread (at most `pieces`), which the threads claim as
+// they come free. Depends only on `work`, `pieces` and thread_count().
+int pieces_for(double work, int64_t pieces);
 
 // Tells the next run_parallel on this thread that `work` multiply-adds
 // follow it back to back (a sequence's remaining steps), so that sleeping

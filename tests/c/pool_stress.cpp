@@ -20,20 +20,22 @@
 namespace {
 
 constexpr int kThreads = 16;
+// Jobs of up to twice as many parts as threads: a thread runs several.
+constexpr int kMaxParts = 2 * kThreads;
 
 std::atomic<long> failures{0};
 
 // One call's record; kept alive for the whole run, so that a part that ran
 // after its call returned is seen (as a count) instead of writing to a dead frame.
 struct Job {
-  std::atomic<int> runs[kThreads]{};
+  std::atomic<int> runs[kMaxParts]{};
   std::atomic<bool> returned{false};
   std::atomic<int> late{0};
 };
 
 void body(void* ctx, int part, int parts) {
   auto* job = static_cast<Job*>(ctx);
-  if (part < 0 || part >= parts || parts > kThreads) {
+  if (part < 0 || part >= parts || parts > kMaxParts) {
     failures.fetch_add(1);
     return;
   }
@@ -56,10 +58,10 @@ void caller(int id, int jobs, std::vector<Job>& records) {
   std::minstd_rand rng(unsigned(id) + 17u);
   for (int j = 0; j < jobs; ++j) {
     Job& job = records[size_t(j)];
-    const int parts = 1 + int(rng() % kThreads);
+    const int parts = 1 + int(rng() % kMaxParts);
     lltm::cpu::run_parallel(parts, body, &job);
     job.returned.store(true);
-    for (int p = 0; p < kThreads; ++p) {
+    for (int p = 0; p < kMaxParts; ++p) {
       const int want = p < parts ? 1 : 0;
       const int got = job.runs[p].load();
       if (got != want) {
