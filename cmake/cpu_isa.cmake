@@ -33,7 +33,7 @@ foreach(isa ${LLTM_CPU_ISAS})
   target_compile_definitions(lltm_cpu_${isa} PRIVATE LLTM_BUILDING LLTM_ISA_NAMESPACE=${isa})
   if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
     # -ffp-contract=fast lets the GEMM's a*b+c become fused multiply-adds.
-    target_compile_options(lltm_cpu_${isa} PRIVATE -ffp-contract=fast -Wall -Wextra ${LLTM_CPU_ISA_FLAGS_${isa}})
+    target_compile_options(lltm_cpu_${isa} PRIVATE -ffp-contract=fast -fno-tree-loop-distribute-patterns -Wall -Wextra ${LLTM_CPU_ISA_FLAGS_${isa}})
   endif()
   string(TOUPPER ${isa} ISA)
   target_compile_definitions(lltm_core PRIVATE LLTM_CPU_ISA_${ISA})

@@ -216,14 +216,26 @@ void gemm(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K, const GemmO
     gemm_tiles<T, 2>(m0, m1, n0, n1, K, op, store);
 }
 
-// Stores one row of a tile: dst[k * stride] = values[k], or += for a later K-block.
+// Stores one row of a tile: dst[k * stride] = values[k], or += for a later
+// K-block. Whole vectors are moved as such: a plain loop here becomes a call
+// of memmove, which costs more than the copy for a tile's short rows.
 template <typename T>
 inline void store_row(T* dst, int64_t stride, const T* values, int64_t count, bool first) {
+  using V = typename Vector<T>::type;
+  constexpr int L = Vector<T>::lanes;
   if (stride == 1) {
-    if (first)
-      for (int64_t k = 0; k < count; ++k) dst[k] = values[k];
-    else
-      for (int64_t k = 0; k < count; ++k) dst[k] += values[k];
+    int64_t k = 0;
+    for (; k + L <= count; k += L) {
+      V v;
+      std::memcpy(&v, values + k, sizeof v);
+      if (!first) {
+        V d;
+        std::memcpy(&d, dst + k, sizeof d);
+        v += d;
+      }
+      std::memcpy(dst + k, &v, sizeof v);
+    }
+    for (; k < count; ++k) dst[k] = first ? values[k] : dst[k] + values[k];
   } else {
     if (first)
       for (int64_t k = 0; k < count; ++k) dst[k * stride] = values[k];
