@@ -111,6 +111,13 @@ void forward_pointwise(const ForwardViews<T>& v, int64_t s0, int64_t s1) {
     }
 }
 
+// The gate unit (row of W, column of G) of row r of a part's 3 * len rows,
+// which are its units [s0, s0 + len) of each gate in turn. It runs for every
+// row of every tile, where a division would cost more than the row's stores.
+inline int64_t gate_unit(int64_t r, int64_t len, int64_t S, int64_t s0) {
+  return r < len ? s0 + r : r < 2 * len ? S + s0 + (r - len) : 2 * S + s0 + (r - 2 * len);
+}
+
 // The forward pass's own scratch buffer (gemm.h's scratch, a slot of its own).
 struct ForwardScratch;
 
@@ -169,7 +176,7 @@ void forward(const ForwardArgs& args) {
     split_range(S, s_grain, part, n_parts, s0, s1);
     const int64_t len = s1 - s0;
     if (len == 0) return;
-    auto row = [&](int64_t r) { return weights.data + ((r / len) * S + s0 + r % len) * weights.strides[0]; };
+    auto row = [&](int64_t r) { return weights.data + gate_unit(r, len, S, s0) * weights.strides[0]; };
     const GemmOperands<T, decltype(row)> op{row, weights.strides[1], x_t, ldt, 1};
     // The tiles (a row per gate unit, the batch along it) go as they come
     // into a scratch G^T with the bias added; its rows then go to the gates'
@@ -182,7 +189,7 @@ void forward(const ForwardArgs& args) {
                 T* dst = gates_t + r * ldt + j0;
                 const T* values = tile + i * ld;
                 if (first) {
-                  const T add = bias[(r / len) * S + s0 + r % len];
+                  const T add = bias[gate_unit(r, len, S, s0)];
                   for (int64_t jj = 0; jj < cols; ++jj) dst[jj] = values[jj] + add;
                 } else {
                   for (int64_t jj = 0; jj < cols; ++jj) dst[jj] += values[jj];
