@@ -67,6 +67,12 @@ constexpr double kMinPartMicroseconds = 4.0;
 // A sleeping helper is woken only for parts that outlast its wake-up; below
 // that the caller (and any helper still spinning) does the job sooner.
 constexpr double kWakeMicroseconds = 30.0;
+// ...or when jobs come in a stream, each within this long of the previous
+// one's end: a helper that fell asleep during a pause (a garbage collection
+// in the caller's runtime) is then woken once, arrives too late for this job
+// but spins in time for the next ones. Without it one pause would leave every
+// later small job on the caller's thread alone.
+constexpr auto kStream = std::chrono::microseconds(500);
 
 // Pieces per thread of pieces_for: enough that a thread preempted in the
 // middle of a call holds up only a small share of it (the others claim the
@@ -119,13 +125,17 @@ class Pool {
     state_.store(pack(generation, uint64_t(parts), 1), std::memory_order_seq_cst);
     epoch_.store(uint32_t(generation), std::memory_order_seq_cst);
     const int threads = parts < size_ ? parts : size_;
-    const bool worth_waking = work < 0 || work / threads >= kWakeMicroseconds * kWorkPerMicrosecond;
-    if (worth_waking && sleepers_.load(std::memory_order_seq_cst) > 0) futex_wake(&epoch_, threads - 1);
+    if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+      const bool worth_waking = work < 0 || work / threads >= kWakeMicroseconds * kWorkPerMicrosecond ||
+                                Clock::now() - last_end_ < kStream;
+      if (worth_waking) futex_wake(&epoch_, threads - 1);
+    }
 
     body(ctx, 0, parts);
     uint32_t ran = 1;
     for (int p; (p = claim(generation)) >= 0; ++ran) body(ctx, p, parts);
     if (done_.fetch_add(ran, std::memory_order_acq_rel) + ran != uint32_t(parts)) wait_done(uint32_t(parts));
+    last_end_ = Clock::now();
     busy_.store(false, std::memory_order_release);
   }
 
@@ -216,6 +226,7 @@ class Pool {
   std::vector<std::thread> workers_;
   std::atomic<bool> busy_{false}, caller_sleeping_{false};
   uint64_t generation_ = 0;  // the caller's, under busy_
+  Clock::time_point last_end_{};  // when the last job ended, under busy_
   alignas(64) std::atomic<uint64_t> state_{0};
   alignas(64) std::atomic<uint32_t> done_{0};
   alignas(64) std::atomic<uint32_t> epoch_{0};
