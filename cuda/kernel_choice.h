@@ -2,8 +2,9 @@
 // measurements by LLTM_CUDA_KERNELS, a comma-separated list read once per
 // process: fused | fused-int64 | cublas force the step path (fused also
 // gives the sequence engine the library's own product kernel instead of
-// cuBLAS); persistent | graph force the sequence engine's recurrence
-// (persistent only where it fits the device, else graph).
+// cuBLAS); cluster | persistent | graph force the sequence engine's
+// recurrence (each only where it fits the device: cluster falls back to
+// persistent, persistent to graph).
 #pragma once
 
 #include <cstdint>
@@ -22,20 +23,28 @@ enum class StepPath { kFused32, kFused64, kCublas };
 // asks for it (which a build without cuBLAS then refuses).
 StepPath choose_step_path(int64_t B, int64_t S, int64_t K, bool fits_int32);
 
-enum class Recurrence { kPersistent, kGraph };
+enum class Recurrence { kCluster, kPersistent, kGraph };
 
 struct SequenceKernels {
   Recurrence recurrence;
   bool own_gemm;  // the library's product kernel rather than cuBLAS
 };
 
-// The persistent kernels wherever they fit (the weights on chip, every block
-// resident), the graph of per-step kernels elsewhere.
-template <typename Fits>
-SequenceKernels choose_sequence_kernels(Fits&& persistent_fits) {
+// The cluster kernels where every cluster is resident at once (small B and
+// S: a step is then a short chain of on-chip work and the cluster barrier),
+// else the persistent kernels wherever they fit (the weights on chip, every
+// block resident), the graph of per-step kernels elsewhere.
+template <typename ClusterFits, typename ClusterOneWave, typename PersistentFits>
+SequenceKernels choose_sequence_kernels(ClusterFits&& cluster_fits, ClusterOneWave&& cluster_one_wave,
+                                        PersistentFits&& persistent_fits) {
   const bool own_gemm = !LLTM_HAVE_CUBLAS || forced("fused") || forced("fused-int64");
-  const bool persistent = !forced("graph") && persistent_fits();
-  return {persistent ? Recurrence::kPersistent : Recurrence::kGraph, own_gemm};
+  auto persistent_else_graph = [&] {
+    return SequenceKernels{persistent_fits() ? Recurrence::kPersistent : Recurrence::kGraph, own_gemm};
+  };
+  if (forced("graph")) return {Recurrence::kGraph, own_gemm};
+  if (forced("persistent")) return persistent_else_graph();
+  if (forced("cluster") ? cluster_fits() : cluster_one_wave()) return {Recurrence::kCluster, own_gemm};
+  return persistent_else_graph();
 }
 
 }  // namespace lltm::cuda

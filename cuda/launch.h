@@ -57,4 +57,27 @@ void launch_cooperative(const char* name, void (*kernel)(Params...), dim3 grid, 
       values);
 }
 
+// A launch in thread-block clusters of `cluster` blocks along x (gridDim.x a
+// multiple of it), whose blocks may read and write each other's shared
+// memory and wait at the cluster's hardware barrier; the caller has checked
+// that a cluster fits on the device (cudaOccupancyMaxActiveClusters).
+template <typename... Params, typename... Args>
+void launch_cluster(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block, unsigned cluster,
+                    size_t shared_bytes, cudaStream_t stream, Args&&... args) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared_bytes;
+  config.stream = stream;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeClusterDimension;
+  attribute[0].val.clusterDim.x = cluster;
+  attribute[0].val.clusterDim.y = 1;
+  attribute[0].val.clusterDim.z = 1;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  check(cudaLaunchKernelEx(&config, kernel, Params(std::forward<Args>(args))...),
+        (std::string("launching ") + name).c_str());
+}
+
 }  // namespace lltm::cuda

@@ -8,6 +8,7 @@
 #include "gemm.h"
 #include "kernel_choice.h"
 #include "sequence.h"
+#include "sequence_cluster.h"
 #include "sequence_graph.h"
 #include "sequence_persistent.h"
 #include "strided.h"
@@ -77,7 +78,8 @@ GemmEngine engine_for(DeviceState& dev, bool own_gemm) {
 
 template <typename T>
 SequenceKernels choose(int64_t S, int64_t B) {
-  return choose_sequence_kernels([&] { return persistent_fits<T>(S, B); });
+  return choose_sequence_kernels([&] { return cluster_fits<T>(S, B); }, [&] { return cluster_one_wave<T>(S, B); },
+                                 [&] { return persistent_fits<T>(S, B); });
 }
 
 template <typename T>
@@ -107,7 +109,9 @@ void forward(const SequenceForwardArgs& a, int32_t dtype, int device, DeviceStat
                                     int(steps),
                                     int(B),
                                     int(S)};
-  if (kernels.recurrence == Recurrence::kPersistent)
+  if (kernels.recurrence == Recurrence::kCluster)
+    cluster_forward(p, dev.stream);
+  else if (kernels.recurrence == Recurrence::kPersistent)
     persistent_forward(p, dev.stream);
   else
     graph_forward(p, kernels.own_gemm, device, dev.stream);
@@ -139,7 +143,9 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int device, DeviceSt
                                      int(steps),
                                      int(B),
                                      int(S)};
-  if (kernels.recurrence == Recurrence::kPersistent)
+  if (kernels.recurrence == Recurrence::kCluster)
+    cluster_backward(p, dev.stream);
+  else if (kernels.recurrence == Recurrence::kPersistent)
     persistent_backward(p, dev.stream);
   else
     graph_backward(p, kernels.own_gemm, device, dev.stream);

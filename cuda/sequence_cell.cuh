@@ -57,12 +57,19 @@ struct SequenceBackwardTensors {
   }
 };
 
+// A cell update's results: the new cell and h.
+template <typename T>
+struct CellUpdate {
+  T cell, h;
+};
+
 // The cell update of state s, row b, step t once its gates are known: writes
 // the output, the next cell (or the last h and cell), h for the next step
-// and the saved cell.
+// and the saved cell, and returns the cell and h (for kernels that keep them
+// on chip between steps).
 template <typename T>
-__device__ __forceinline__ void finish_cell(const SequenceForwardTensors<T>& p, int t, int b, int s, T i, T o, T z,
-                                            T old_cell) {
+__device__ __forceinline__ CellUpdate<T> finish_cell(const SequenceForwardTensors<T>& p, int t, int b, int s, T i, T o,
+                                                     T z, T old_cell) {
   const T cell = old_cell + z * i;
   const T th = tanh_of(cell);
   const T h = th * o;
@@ -76,6 +83,7 @@ __device__ __forceinline__ void finish_cell(const SequenceForwardTensors<T>& p, 
   }
   if (p.reserve != nullptr) p.plane(kPlaneCell, t)[e] = cell;
   if (t + 1 < p.steps) p.h_of(t)[e] = h;
+  return {cell, h};
 }
 
 // Step 0's entry of the saved h plane: h0 itself.
@@ -105,27 +113,53 @@ __device__ __forceinline__ SavedCell<T> load_saved(const SequenceBackwardTensors
           p.has_grad_outputs ? p.grad_outputs[t][b][s] : T(0)};
 }
 
+// One element's gate gradients and the cell's gradient on to the step before.
+template <typename T>
+struct CellGradients {
+  T d0, d1, d2, d_cell;
+};
+
+// The step backward's formulas (gate_gradient in step_tensors.cuh), the
+// activations recomputed from the saved gates and cell; grad_h and grad_cell are the
+// gradients that reach h and the cell of this step from later ones (and from
+// the last h and cell's own gradients).
+template <typename T>
+__device__ __forceinline__ CellGradients<T> cell_gradients(const SavedCell<T>& v, T grad_h, T grad_cell) {
+  grad_h += v.grad_output;
+  const T i = sigmoid(v.g0), o = sigmoid(v.g1), z = elu(v.g2), th = tanh_of(v.cell);
+  const T d_cell = tanh_slope(v.cell) * o * grad_h + grad_cell;
+  return {z * d_cell * sigmoid_slope(v.g0), th * grad_h * sigmoid_slope(v.g1), i * d_cell * elu_derivative(v.g2),
+          d_cell};
+}
+
+// The gradients that reach the last step's h and cell from outside the sequence.
+template <typename T>
+__device__ __forceinline__ T last_grad_h(const SequenceBackwardTensors<T>& p, int b, int s) {
+  return p.has_grad_last_h ? p.grad_last_h[b][s] : T(0);
+}
+
+template <typename T>
+__device__ __forceinline__ T last_grad_cell(const SequenceBackwardTensors<T>& p, int b, int s) {
+  return p.has_grad_last_cell ? p.grad_last_cell[b][s] : T(0);
+}
+
 // The gate gradients of state s, row b, step t into dG, and the cell's
-// gradient on to step t - 1 (d_c0 at t = 0): the step backward's formulas
-// (gate_gradient in step_tensors.cuh), the activations recomputed from the
-// saved gates and cell.
+// gradient on to step t - 1 (d_c0 at t = 0).
 template <typename T>
 __device__ __forceinline__ void backward_cell(const SequenceBackwardTensors<T>& p, int t, int b, int s,
                                               const SavedCell<T>& v) {
   const int64_t e = int64_t(b) * p.S + s;
   const bool last = t + 1 == p.steps;
-  const T grad_h = (last ? (p.has_grad_last_h ? p.grad_last_h[b][s] : T(0)) : p.dh[e]) + v.grad_output;
-  const T grad_cell = last ? (p.has_grad_last_cell ? p.grad_last_cell[b][s] : T(0)) : p.dc[e];
-  const T i = sigmoid(v.g0), o = sigmoid(v.g1), z = elu(v.g2), th = tanh_of(v.cell);
-  const T d_cell = tanh_slope(v.cell) * o * grad_h + grad_cell;
+  const CellGradients<T> d =
+      cell_gradients(v, last ? last_grad_h(p, b, s) : p.dh[e], last ? last_grad_cell(p, b, s) : p.dc[e]);
   T* dg = p.dG + (int64_t(t) * p.B + b) * 3 * p.S;
-  dg[s] = z * d_cell * sigmoid_slope(v.g0);
-  dg[p.S + s] = th * grad_h * sigmoid_slope(v.g1);
-  dg[2 * p.S + s] = i * d_cell * elu_derivative(v.g2);
+  dg[s] = d.d0;
+  dg[p.S + s] = d.d1;
+  dg[2 * p.S + s] = d.d2;
   if (t == 0)
-    p.d_c0[b][s] = d_cell;
+    p.d_c0[b][s] = d.d_cell;
   else
-    p.dc[e] = d_cell;
+    p.dc[e] = d.d_cell;
 }
 
 }  // namespace lltm::cuda

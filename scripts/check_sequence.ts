@@ -2,8 +2,8 @@
  * The sequence engine against the float64 reference (tests/sequence_reference.ts)
  * at fixed sizes and layouts, in both dtypes: what tests/cuda.test.ts runs
  * once per CUDA sequence path, each in a process of its own since the
- * kernels are chosen once per process (LLTM_CUDA_KERNELS=persistent, graph,
- * fused for the own product kernel instead of cuBLAS, or a combination).
+ * kernels are chosen once per process (LLTM_CUDA_KERNELS=cluster, persistent,
+ * graph, fused for the own product kernel instead of cuBLAS, or a combination).
  *
  * usage: bun scripts/check_sequence.ts [--cuda] [-v]
  */
@@ -31,8 +31,11 @@ interface Case {
 // Sizes of 1, odd and power-of-two sizes; S for each of the persistent
 // kernels' block widths on a GPU of 132 multiprocessors (one state a block
 // up to S = 132, two up to 264, four beyond) and past what they hold on chip
-// (S = 600 runs on the graph path unless forced); T past 64; inputs whose
-// steps are not evenly spaced.
+// (S = 600 runs on the graph path unless forced); for the cluster kernels,
+// several clusters of rows with a partial last one (B = 37), groups of more
+// than one task (S = 200), clusters of 16 blocks (S = 300 in float64) and a
+// size they do not hold (S = 600); T past 64; inputs whose steps are not
+// evenly spaced.
 const cases: Case[] = [
   { T: 1, B: 1, F: 1, S: 1, inputs: "contiguous", weights: "contiguous", accumulate: false },
   { T: 5, B: 3, F: 7, S: 5, inputs: "batchMajor", weights: "transposed", accumulate: true },

@@ -84,14 +84,14 @@ test("every CUDA path matches the reference: fused with 32- and 64-bit indexing,
 }, { skip });
 
 // The sequence engine's CUDA paths, each in a process of its own like the
-// step's: the persistent kernels (where they fit; the default), the graph of
-// per-step kernels, and both with the library's own product kernel instead
-// of cuBLAS.
-test("every CUDA sequence path matches the float64 reference: persistent, graph, and the own product kernel", () => {
+// step's: the cluster kernels (where they fit), the persistent kernels
+// (where they fit), the graph of per-step kernels, and each with the
+// library's own product kernel instead of cuBLAS.
+test("every CUDA sequence path matches the float64 reference: cluster, persistent, graph, and the own product kernel", () => {
   const check = fileURLToPath(new URL("../scripts/check_sequence.ts", import.meta.url));
   const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
   const command = deno ? [deno.execPath(), "run", "--allow-all", check] : [process.execPath, check];
-  for (const kernels of ["persistent", "graph", "fused,persistent", "fused,graph"]) {
+  for (const kernels of ["cluster", "persistent", "graph", "fused,cluster", "fused,persistent", "fused,graph"]) {
     const r = spawnSync(command[0]!, [...command.slice(1), "--cuda"], {
       encoding: "utf8",
       env: { ...process.env, LLTM_CUDA_KERNELS: kernels },
