@@ -57,33 +57,42 @@ struct SequenceBackwardTensors {
   }
 };
 
-// A cell update's results: the new cell and h.
+// A cell update's results: the new cell and h (for kernels that keep them on
+// chip between steps).
 template <typename T>
 struct CellUpdate {
   T cell, h;
 };
 
-// The cell update of state s, row b, step t once its gates are known: writes
-// the output, the next cell (or the last h and cell), h for the next step
-// and the saved cell, and returns the cell and h (for kernels that keep them
-// on chip between steps).
+// The new cell and h from the gates and the old cell.
 template <typename T>
-__device__ __forceinline__ CellUpdate<T> finish_cell(const SequenceForwardTensors<T>& p, int t, int b, int s, T i, T o,
-                                                     T z, T old_cell) {
+__device__ __forceinline__ CellUpdate<T> cell_update(T i, T o, T z, T old_cell) {
   const T cell = old_cell + z * i;
-  const T th = tanh_of(cell);
-  const T h = th * o;
+  return {cell, tanh_of(cell) * o};
+}
+
+// Where a cell update of state s, row b, step t goes: the output, the next
+// cell (or the last h and cell), h for the next step and the saved cell.
+template <typename T>
+__device__ __forceinline__ void store_cell(const SequenceForwardTensors<T>& p, int t, int b, int s,
+                                           const CellUpdate<T>& u) {
   const int64_t e = int64_t(b) * p.S + s;
-  p.outputs[t][b][s] = h;
+  p.outputs[t][b][s] = u.h;
   if (t + 1 == p.steps) {
-    p.last_h[b][s] = h;
-    p.last_cell[b][s] = cell;
+    p.last_h[b][s] = u.h;
+    p.last_cell[b][s] = u.cell;
   } else {
-    p.cell[e] = cell;
+    p.cell[e] = u.cell;
   }
-  if (p.reserve != nullptr) p.plane(kPlaneCell, t)[e] = cell;
-  if (t + 1 < p.steps) p.h_of(t)[e] = h;
-  return {cell, h};
+  if (p.reserve != nullptr) p.plane(kPlaneCell, t)[e] = u.cell;
+  if (t + 1 < p.steps) p.h_of(t)[e] = u.h;
+}
+
+// The cell update of state s, row b, step t once its gates are known, stored.
+template <typename T>
+__device__ __forceinline__ void finish_cell(const SequenceForwardTensors<T>& p, int t, int b, int s, T i, T o, T z,
+                                            T old_cell) {
+  store_cell(p, t, b, s, cell_update(i, o, z, old_cell));
 }
 
 // Step 0's entry of the saved h plane: h0 itself.

@@ -64,6 +64,21 @@ __device__ __forceinline__ void dot_add(double& acc, double2 a, double2 b) {
   acc += a.y * b.y;
 }
 
+__device__ __forceinline__ void fma_lanes(float4& acc, float4 a, float4 b) {
+  acc.x += a.x * b.x;
+  acc.y += a.y * b.y;
+  acc.z += a.z * b.z;
+  acc.w += a.w * b.w;
+}
+
+__device__ __forceinline__ void fma_lanes(double2& acc, double2 a, double2 b) {
+  acc.x += a.x * b.x;
+  acc.y += a.y * b.y;
+}
+
+__device__ __forceinline__ float lanes_sum(float4 a) { return (a.x + a.y) + (a.z + a.w); }
+__device__ __forceinline__ double lanes_sum(double2 a) { return a.x + a.y; }
+
 // The lanes of this thread's group, for shuffles that only the group takes.
 __device__ __forceinline__ unsigned group_mask() { return 0xffu << (threadIdx.x % kWarp / kGroup * kGroup); }
 
@@ -109,7 +124,8 @@ __global__ void __launch_bounds__(kClusterThreads, 1) forward_cluster(SequenceFo
   const unsigned mask = group_mask();
   const int tasks = rows * P;
   // Task i of this group: row b, state s = s0 + j, with task index b * P + j.
-  T cell[kMaxTasks], bias[kMaxTasks][3], in[kMaxTasks][3];
+  T cell[kMaxTasks], bias[kMaxTasks][3], in[kMaxTasks][3], gates[kMaxTasks][3];
+  CellUpdate<T> update[kMaxTasks];
   auto load_inputs = [&](int t) {
 #pragma unroll
     for (int i = 0; i < kMaxTasks; ++i) {
@@ -150,29 +166,33 @@ __global__ void __launch_bounds__(kClusterThreads, 1) forward_cluster(SequenceFo
         dot_add(a1, x, w1[c]);
         dot_add(a2, x, w2[c]);
       }
-      const T g0 = group_sum(a0, mask) + in[i][0] + bias[i][0];
-      const T g1 = group_sum(a1, mask) + in[i][1] + bias[i][1];
-      const T g2 = group_sum(a2, mask) + in[i][2] + bias[i][2];
-      // One lane writes the step's results; the group takes the new h from it.
-      CellUpdate<T> u{};
-      if (lane == 0) {
-        if (p.reserve != nullptr) {
-          const int64_t e = int64_t(b0 + b) * S + s;
-          p.plane(kPlaneGate0, t)[e] = g0;
-          p.plane(kPlaneGate1, t)[e] = g1;
-          p.plane(kPlaneGate2, t)[e] = g2;
-        }
-        u = finish_cell(p, t, b0 + b, s, sigmoid(g0), sigmoid(g1), elu(g2), cell[i]);
-        cell[i] = u.cell;
-      }
-      const T hn = __shfl_sync(mask, u.h, 0, kGroup);
+      gates[i][0] = group_sum(a0, mask) + in[i][0] + bias[i][0];
+      gates[i][1] = group_sum(a1, mask) + in[i][1] + bias[i][1];
+      gates[i][2] = group_sum(a2, mask) + in[i][2] + bias[i][2];
+      // Every lane of the group computes the update alike, and each hands h on to its share of the blocks.
+      update[i] = cell_update(sigmoid(gates[i][0]), sigmoid(gates[i][1]), elu(gates[i][2]), cell[i]);
+      cell[i] = update[i].cell;
       if (t + 1 < p.steps)
-        for (int r = lane; r < blocks; r += kGroup) cluster.map_shared_rank(next, r)[b * width + s] = hn;
+        for (int r = lane; r < blocks; r += kGroup) cluster.map_shared_rank(next, r)[b * width + s] = update[i].h;
     }
-    // Every block's h of step t is in every block's slot before any reads it;
-    // the next step's input sums load meanwhile.
+    // Every block's h of step t is in every block's slot before any reads it.
+    // The step's results go to global memory after the arrival, so that its
+    // release waits for the shared-memory writes only; the next step's input
+    // sums load meanwhile too.
+    if (t + 1 < p.steps) cluster.barrier_arrive();
+#pragma unroll
+    for (int i = 0; i < kMaxTasks; ++i) {
+      const int task = group + i * kGroups, b = b0 + task / P, s = s0 + task % P;
+      if (task >= tasks || s >= S || lane != 0) continue;
+      if (p.reserve != nullptr) {
+        const int64_t e = int64_t(b) * S + s;
+        p.plane(kPlaneGate0, t)[e] = gates[i][0];
+        p.plane(kPlaneGate1, t)[e] = gates[i][1];
+        p.plane(kPlaneGate2, t)[e] = gates[i][2];
+      }
+      store_cell(p, t, b, s, update[i]);
+    }
     if (t + 1 < p.steps) {
-      cluster.barrier_arrive();
       load_inputs(t + 1);
       cluster.barrier_wait();
     }
@@ -205,6 +225,7 @@ __global__ void __launch_bounds__(kClusterThreads, 1)
   const int tasks = rows * P;
   T dh[kMaxTasks], dc[kMaxTasks];
   SavedCell<T> saved[kMaxTasks];
+  CellGradients<T> d[kMaxTasks];
   auto load_ahead = [&](int t) {
 #pragma unroll
     for (int i = 0; i < kMaxTasks; ++i) {
@@ -228,25 +249,30 @@ __global__ void __launch_bounds__(kClusterThreads, 1)
     for (int i = 0; i < kMaxTasks; ++i) {
       const int task = group + i * kGroups, b = task / P, s = s0 + task % P;
       if (task >= tasks || s >= S) continue;
-      const CellGradients<T> d = cell_gradients(saved[i], dh[i], dc[i]);
-      dc[i] = d.d_cell;
-      if (lane == 0) {
-        T* dg = p.dG + (int64_t(t) * p.B + b0 + b) * G;
-        dg[s] = d.d0;
-        dg[S + s] = d.d1;
-        dg[2 * S + s] = d.d2;
-        if (t == 0) p.d_c0[b0 + b][s] = d.d_cell;
-      }
+      d[i] = cell_gradients(saved[i], dh[i], dc[i]);
+      dc[i] = d[i].d_cell;
       for (int r = lane; r < blocks; r += kGroup) {
         T* row = cluster.map_shared_rank(slot, r) + b * width;
-        row[s] = d.d0;
-        row[S + s] = d.d1;
-        row[2 * S + s] = d.d2;
+        row[s] = d[i].d0;
+        row[S + s] = d[i].d1;
+        row[2 * S + s] = d[i].d2;
       }
     }
     // Every block's gate gradients of step t are in every block's slot before
-    // any reads them; the saved values of step t - 1 load meanwhile.
+    // any reads them. They go to global memory after the arrival, so that its
+    // release waits for the shared-memory writes only; the saved values of
+    // step t - 1 load meanwhile too.
     cluster.barrier_arrive();
+#pragma unroll
+    for (int i = 0; i < kMaxTasks; ++i) {
+      const int task = group + i * kGroups, b = b0 + task / P, s = s0 + task % P;
+      if (task >= tasks || s >= S || lane != 0) continue;
+      T* dg = p.dG + (int64_t(t) * p.B + b) * G;
+      dg[s] = d[i].d0;
+      dg[S + s] = d[i].d1;
+      dg[2 * S + s] = d[i].d2;
+      if (t == 0) p.d_c0[b][s] = d[i].d_cell;
+    }
     if (t > 0) load_ahead(t - 1);
     cluster.barrier_wait();
 #pragma unroll
@@ -255,10 +281,11 @@ __global__ void __launch_bounds__(kClusterThreads, 1)
       if (task >= tasks || s >= S) continue;
       const Vec* gv = reinterpret_cast<const Vec*>(slot + b * width);
       const Vec* wv = reinterpret_cast<const Vec*>(w + j * width);
-      T a = 0;
+      // One chain per vector lane: 3S products are too long a chain for one accumulator.
+      Vec a = {};
 #pragma unroll 4
-      for (int c = lane; c < width / kPerVector<T>; c += kGroup) dot_add(a, gv[c], wv[c]);
-      const T sum = group_sum(a, mask);
+      for (int c = lane; c < width / kPerVector<T>; c += kGroup) fma_lanes(a, gv[c], wv[c]);
+      const T sum = group_sum(lanes_sum(a), mask);
       if (t > 0)
         dh[i] = sum;
       else if (lane == 0)
