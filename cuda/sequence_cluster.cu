@@ -19,18 +19,21 @@ namespace {
 // task at a time: the lanes split the dot product's k and add up with three
 // shuffles, so that a step's chain of dependent work is a few vector loads
 // and FMAs long instead of a whole row. A group holds at most kMaxTasks
-// tasks, so that its cells, gradients and prefetched inputs stay in
+// tasks, so that its cells, gradients, prefetched inputs and offsets stay in
 // registers between steps (the plan gives each cluster few enough rows).
 // 256 threads: at 512 a thread gets at most 128 registers, and the tasks'
 // values then spill to local memory.
 constexpr int kClusterThreads = 256;
 constexpr int kGroup = 8;
 constexpr int kGroups = kClusterThreads / kGroup;
+constexpr int kGroupsPerWarp = kWarp / kGroup;
 constexpr int kMaxTasks = 4;
 // Blocks a cluster: 8 on every sm_90 part; 16 where the device allows
-// non-portable sizes, for W_h slices that 8 blocks cannot hold.
+// non-portable sizes, for W_h slices that 8 blocks cannot hold. A lane
+// sends to the blocks lane and lane + kGroup.
 constexpr int kPortableCluster = 8;
 constexpr int kLargestCluster = 16;
+constexpr int kSendsPerLane = kLargestCluster / kGroup;
 
 // Staged rows are read 16 bytes at a time; their length is padded with zeros.
 template <typename T>
@@ -79,15 +82,69 @@ __device__ __forceinline__ void fma_lanes(double2& acc, double2 a, double2 b) {
 __device__ __forceinline__ float lanes_sum(float4 a) { return (a.x + a.y) + (a.z + a.w); }
 __device__ __forceinline__ double lanes_sum(double2 a) { return a.x + a.y; }
 
-// The lanes of this thread's group, for shuffles that only the group takes.
-__device__ __forceinline__ unsigned group_mask() { return 0xffu << (threadIdx.x % kWarp / kGroup * kGroup); }
-
-// The group's sum, in every lane of it (a + b and b + a round alike, so the lanes agree to the bit).
+// The group's sum, in every lane of it (a + b and b + a round alike, so the
+// lanes agree to the bit). The whole warp takes the shuffles (a partial
+// mask costs a divergence check each time).
 template <typename T>
-__device__ __forceinline__ T group_sum(T v, unsigned mask) {
+__device__ __forceinline__ T group_sum(T v) {
 #pragma unroll
-  for (int offset = kGroup / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(mask, v, offset);
+  for (int offset = kGroup / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
   return v;
+}
+
+// Each step's values reach the other blocks by st.async into their shared
+// memory, each store counting its bytes on the receiver's mbarrier for that
+// slot: a block waits for its own barrier only (the bytes of every block's
+// values of the step), with neither a cluster-wide barrier nor the
+// GPU-scope fence that a release of the cluster barrier costs.
+__device__ __forceinline__ uint32_t shared_address(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ uint32_t cluster_address(uint32_t local, int rank) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+  return remote;
+}
+
+__device__ __forceinline__ void send(uint32_t to, float v, uint32_t barrier) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 [%0], %1, [%2];" ::"r"(to), "f"(v),
+               "r"(barrier)
+               : "memory");
+}
+
+__device__ __forceinline__ void send(uint32_t to, double v, uint32_t barrier) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.f64 [%0], %1, [%2];" ::"r"(to), "d"(v),
+               "r"(barrier)
+               : "memory");
+}
+
+// One arrival per phase (the expectation below) completes it, with the bytes.
+__device__ __forceinline__ void init_barrier(uint32_t barrier) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(barrier) : "memory");
+}
+
+__device__ __forceinline__ void publish_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+// The barrier's next phase completes once `bytes` more have arrived.
+__device__ __forceinline__ void expect_bytes(uint32_t barrier, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(barrier), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void wait_phase(uint32_t barrier, uint32_t parity) {
+  uint32_t done = 0;
+  while (!done)
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n"
+        "}"
+        : "=r"(done)
+        : "r"(barrier), "r"(parity)
+        : "memory");
 }
 
 // How a launch splits the work: `states` states per block (the cluster's
@@ -97,13 +154,31 @@ struct ClusterShape {
   int states, rows, width;
 };
 
+// A group's task i: row b of the cluster, state j of the block (clamped into
+// range where the group has no task i: it still takes the warp's shuffles).
+struct Task {
+  int b, j;
+  bool active;
+};
+
+__device__ __forceinline__ Task task_of(int i, int group, int tasks, int P, int s0, int S) {
+  const int task = group + i * kGroups, clamped = min(task, tasks - 1);
+  return {clamped / P, clamped % P, task < tasks && s0 + clamped % P < S};
+}
+
+// Whether any group of this warp has a task i (alike in the whole warp).
+__device__ __forceinline__ bool warp_has_task(int i, int tasks) {
+  return int(threadIdx.x) / kWarp * kGroupsPerWarp + i * kGroups < tasks;
+}
+
 // Forward: block `rank` of a cluster computes the gates of its states for the
-// cluster's rows, and writes each new h into slot (t + 1) % 2 of every
-// block's staged h, which the cluster barrier then publishes.
+// cluster's rows, and sends each new h into slot (t + 1) % 2 of every
+// block's staged h; step t waits for slot t % 2's barrier (from t = 1).
 template <typename T>
 __global__ void __launch_bounds__(kClusterThreads, 1) forward_cluster(SequenceForwardTensors<T> p, ClusterShape shape) {
   using Vec = typename Vector16<T>::type;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
+  __shared__ __align__(8) uint64_t arrived[2];
   const cg::cluster_group cluster = cg::this_cluster();
   const int blocks = int(cluster.num_blocks()), rank = int(cluster.block_rank());
   const int S = p.S, P = shape.states, R = shape.rows, width = shape.width;
@@ -120,40 +195,67 @@ __global__ void __launch_bounds__(kClusterThreads, 1) forward_cluster(SequenceFo
     const int slot = e / (R * width), b = e / width % R, k = e % width;
     staged[e] = slot == 0 && b < rows && k < S ? p.h0[b0 + b][k] : T(0);
   }
+  const uint32_t barriers = shared_address(arrived), bytes = uint32_t(rows * S * int(sizeof(T)));
+  if (threadIdx.x == 0) {
+    init_barrier(barriers);
+    init_barrier(barriers + 8);
+    publish_barrier_init();
+    if (p.steps > 1) expect_bytes(barriers + 8, bytes);
+    if (p.steps > 2) expect_bytes(barriers, bytes);
+  }
   const int lane = threadIdx.x % kGroup, group = threadIdx.x / kGroup;
-  const unsigned mask = group_mask();
   const int tasks = rows * P;
-  // Task i of this group: row b, state s = s0 + j, with task index b * P + j.
-  T cell[kMaxTasks], bias[kMaxTasks][3], in[kMaxTasks][3], gates[kMaxTasks][3];
-  CellUpdate<T> update[kMaxTasks];
-  auto load_inputs = [&](int t) {
+  // Where this lane's sends go: blocks lane and lane + kGroup (those that exist).
+  uint32_t to_staged[kSendsPerLane], to_barrier[kSendsPerLane];
 #pragma unroll
-    for (int i = 0; i < kMaxTasks; ++i) {
-      const int task = group + i * kGroups, s = min(s0 + task % P, S - 1);
-      if (task < tasks)
-#pragma unroll
-        for (int g = 0; g < 3; ++g) in[i][g] = __ldg(p.gin + (int64_t(t) * p.B + b0 + task / P) * 3 * S + g * S + s);
-    }
-  };
+  for (int q = 0; q < kSendsPerLane; ++q) {
+    const int r = min(lane + q * kGroup, blocks - 1);
+    to_staged[q] = cluster_address(shared_address(staged), r);
+    to_barrier[q] = cluster_address(barriers, r);
+  }
+  const int64_t plane = int64_t(p.steps) * p.B * S;  // between the reserve's planes
+  Task task[kMaxTasks];
+  T cell[kMaxTasks], bias[kMaxTasks][3], in[kMaxTasks][3];
+  // (b, s) in a [B, S] plane, in a step's [B, 3S] input sums (gate 0), and in the outputs' step.
+  int64_t element[kMaxTasks], input[kMaxTasks], output[kMaxTasks];
 #pragma unroll
   for (int i = 0; i < kMaxTasks; ++i) {
-    const int task = group + i * kGroups, b = b0 + task / P, s = s0 + task % P;
-    const bool mine = task < tasks && s < S;
-    cell[i] = mine ? p.c0[b][s] : T(0);
+    task[i] = task_of(i, group, tasks, P, s0, S);
+    const int b = b0 + task[i].b, s = min(s0 + task[i].j, S - 1);
+    element[i] = int64_t(b) * S + s;
+    input[i] = int64_t(b) * 3 * S + s;
+    output[i] = b * p.outputs.strides[1] + s * p.outputs.strides[2];
+    cell[i] = p.c0[b][s];
 #pragma unroll
-    for (int g = 0; g < 3; ++g) bias[i][g] = mine ? p.bias[g * S + s] : T(0);
-    if (mine && lane == 0) save_h0(p, b, s);
+    for (int g = 0; g < 3; ++g) bias[i][g] = p.bias[g * S + s];
+    if (task[i].active && lane == 0) save_h0(p, b, s);
   }
+  // This step's x_t W_x^T of each task, loaded ahead.
+  auto load_inputs = [&](int t) {
+    const T* gin = p.gin + int64_t(t) * p.B * 3 * S;
+#pragma unroll
+    for (int i = 0; i < kMaxTasks; ++i)
+      if (task[i].active)
+#pragma unroll
+        for (int g = 0; g < 3; ++g) in[i][g] = __ldg(gin + input[i] + g * S);
+  };
   load_inputs(0);
-  // Every block of the cluster has started (its shared memory exists) and staged h0.
+  // Every block of the cluster has started (its shared memory and barriers exist).
   cluster.sync();
   for (int t = 0; t < p.steps; ++t) {
-    const T* h = staged + (t & 1) * R * width;
-    T* next = staged + ((t + 1) & 1) * R * width;
+    const int slot = t & 1;
+    if (t > 0) {
+      wait_phase(barriers + 8 * slot, ((t - 1) >> 1) & 1);
+      if (threadIdx.x == 0 && t + 2 < p.steps) expect_bytes(barriers + 8 * slot, bytes);
+    }
+    const T* h = staged + slot * R * width;
+    const uint32_t next = uint32_t((slot ^ 1) * R * width * int(sizeof(T)));
+    T gates[kMaxTasks][3];
+    CellUpdate<T> update[kMaxTasks];
 #pragma unroll
     for (int i = 0; i < kMaxTasks; ++i) {
-      const int task = group + i * kGroups, j = task % P, b = task / P, s = s0 + j;
-      if (task >= tasks || s >= S) continue;  // alike in the whole group
+      if (!warp_has_task(i, tasks)) break;
+      const int j = task[i].j, b = task[i].b, s = s0 + j;
       const Vec* hv = reinterpret_cast<const Vec*>(h + b * width);
       const Vec* w0 = reinterpret_cast<const Vec*>(w + j * width);
       const Vec* w1 = reinterpret_cast<const Vec*>(w + (P + j) * width);
@@ -166,48 +268,53 @@ __global__ void __launch_bounds__(kClusterThreads, 1) forward_cluster(SequenceFo
         dot_add(a1, x, w1[c]);
         dot_add(a2, x, w2[c]);
       }
-      gates[i][0] = group_sum(a0, mask) + in[i][0] + bias[i][0];
-      gates[i][1] = group_sum(a1, mask) + in[i][1] + bias[i][1];
-      gates[i][2] = group_sum(a2, mask) + in[i][2] + bias[i][2];
-      // Every lane of the group computes the update alike, and each hands h on to its share of the blocks.
+      gates[i][0] = group_sum(a0) + in[i][0] + bias[i][0];
+      gates[i][1] = group_sum(a1) + in[i][1] + bias[i][1];
+      gates[i][2] = group_sum(a2) + in[i][2] + bias[i][2];
+      // Every lane of the group computes the update alike, and each sends h to its share of the blocks.
       update[i] = cell_update(sigmoid(gates[i][0]), sigmoid(gates[i][1]), elu(gates[i][2]), cell[i]);
       cell[i] = update[i].cell;
-      if (t + 1 < p.steps)
-        for (int r = lane; r < blocks; r += kGroup) cluster.map_shared_rank(next, r)[b * width + s] = update[i].h;
+      if (task[i].active && t + 1 < p.steps) {
+        const uint32_t at = next + uint32_t((b * width + s) * int(sizeof(T)));
+#pragma unroll
+        for (int q = 0; q < kSendsPerLane; ++q)
+          if (lane + q * kGroup < blocks) send(to_staged[q] + at, update[i].h, to_barrier[q] + 8 * (slot ^ 1));
+      }
     }
-    // Every block's h of step t is in every block's slot before any reads it.
-    // The step's results go to global memory after the arrival, so that its
-    // release waits for the shared-memory writes only; the next step's input
-    // sums load meanwhile too.
-    if (t + 1 < p.steps) cluster.barrier_arrive();
+    // The step's results go to global memory, and the next step's input sums
+    // load, while the other blocks' h are on their way.
 #pragma unroll
     for (int i = 0; i < kMaxTasks; ++i) {
-      const int task = group + i * kGroups, b = b0 + task / P, s = s0 + task % P;
-      if (task >= tasks || s >= S || lane != 0) continue;
+      if (!task[i].active || lane != 0) continue;
+      const int b = b0 + task[i].b, s = s0 + task[i].j;
+      p.outputs.data[t * p.outputs.strides[0] + output[i]] = update[i].h;
       if (p.reserve != nullptr) {
-        const int64_t e = int64_t(b) * S + s;
-        p.plane(kPlaneGate0, t)[e] = gates[i][0];
-        p.plane(kPlaneGate1, t)[e] = gates[i][1];
-        p.plane(kPlaneGate2, t)[e] = gates[i][2];
+        T* saved = p.reserve + int64_t(t) * p.B * S + element[i];
+        saved[kPlaneGate0 * plane] = gates[i][0];
+        saved[kPlaneGate1 * plane] = gates[i][1];
+        saved[kPlaneGate2 * plane] = gates[i][2];
+        saved[kPlaneCell * plane] = update[i].cell;
+        if (t + 1 < p.steps) saved[kPlaneH * plane + int64_t(p.B) * S] = update[i].h;  // step t + 1's h_{t}
       }
-      store_cell(p, t, b, s, update[i]);
+      if (t + 1 == p.steps) {
+        p.last_h[b][s] = update[i].h;
+        p.last_cell[b][s] = update[i].cell;
+      }
     }
-    if (t + 1 < p.steps) {
-      load_inputs(t + 1);
-      cluster.barrier_wait();
-    }
+    if (t + 1 < p.steps) load_inputs(t + 1);
   }
 }
 
 // Backward: block `rank` computes the gate gradients of its states (from the
-// dh and dc it computed itself a step later), writes them into slot t % 2 of
-// every block's staged dG_t, and after the cluster barrier computes
-// dh_{t-1} = dG_t W_h for its states from its W_h columns.
+// dh and dc it computed itself a step later), sends them into slot t % 2 of
+// every block's staged dG_t, and once its barrier for the slot has every
+// block's, computes dh_{t-1} = dG_t W_h for its states from its W_h columns.
 template <typename T>
 __global__ void __launch_bounds__(kClusterThreads, 1)
     backward_cluster(SequenceBackwardTensors<T> p, ClusterShape shape) {
   using Vec = typename Vector16<T>::type;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
+  __shared__ __align__(8) uint64_t arrived[2];
   const cg::cluster_group cluster = cg::this_cluster();
   const int blocks = int(cluster.num_blocks()), rank = int(cluster.block_rank());
   const int S = p.S, G = 3 * S, P = shape.states, R = shape.rows, width = shape.width;
@@ -220,76 +327,102 @@ __global__ void __launch_bounds__(kClusterThreads, 1)
     w[e] = n < G && s < S ? p.weights[n][s] : T(0);
   }
   for (int e = threadIdx.x; e < 2 * R * width; e += kClusterThreads) staged[e] = T(0);
+  const uint32_t barriers = shared_address(arrived), bytes = uint32_t(rows * G * int(sizeof(T)));
+  if (threadIdx.x == 0) {
+    init_barrier(barriers);
+    init_barrier(barriers + 8);
+    publish_barrier_init();
+    expect_bytes(barriers + 8 * ((p.steps - 1) & 1), bytes);
+    if (p.steps > 1) expect_bytes(barriers + 8 * ((p.steps - 2) & 1), bytes);
+  }
   const int lane = threadIdx.x % kGroup, group = threadIdx.x / kGroup;
-  const unsigned mask = group_mask();
   const int tasks = rows * P;
+  uint32_t to_staged[kSendsPerLane], to_barrier[kSendsPerLane];
+#pragma unroll
+  for (int q = 0; q < kSendsPerLane; ++q) {
+    const int r = min(lane + q * kGroup, blocks - 1);
+    to_staged[q] = cluster_address(shared_address(staged), r);
+    to_barrier[q] = cluster_address(barriers, r);
+  }
+  const int64_t plane = int64_t(p.steps) * p.B * S;
+  Task task[kMaxTasks];
   T dh[kMaxTasks], dc[kMaxTasks];
   SavedCell<T> saved[kMaxTasks];
-  CellGradients<T> d[kMaxTasks];
+  int64_t element[kMaxTasks], grad_output[kMaxTasks];  // (b, s) in a [B, S] plane, and in grad_outputs' step
+#pragma unroll
+  for (int i = 0; i < kMaxTasks; ++i) {
+    task[i] = task_of(i, group, tasks, P, s0, S);
+    const int b = b0 + task[i].b, s = min(s0 + task[i].j, S - 1);
+    element[i] = int64_t(b) * S + s;
+    grad_output[i] = b * p.grad_outputs.strides[1] + s * p.grad_outputs.strides[2];
+    dh[i] = last_grad_h(p, b, s);
+    dc[i] = last_grad_cell(p, b, s);
+  }
+  // Step t's saved values of each task (what the gate gradients read that no other work writes), loaded ahead.
   auto load_ahead = [&](int t) {
 #pragma unroll
     for (int i = 0; i < kMaxTasks; ++i) {
-      const int task = group + i * kGroups, s = s0 + task % P;
-      if (task < tasks && s < S) saved[i] = load_saved(p, t, b0 + task / P, s);
+      if (!task[i].active) continue;
+      const T* at = p.reserve + int64_t(t) * p.B * S + element[i];
+      saved[i] = {__ldg(at + kPlaneGate0 * plane), __ldg(at + kPlaneGate1 * plane), __ldg(at + kPlaneGate2 * plane),
+                  __ldg(at + kPlaneCell * plane),
+                  p.has_grad_outputs ? p.grad_outputs.data[t * p.grad_outputs.strides[0] + grad_output[i]] : T(0)};
     }
   };
-#pragma unroll
-  for (int i = 0; i < kMaxTasks; ++i) {
-    const int task = group + i * kGroups, b = b0 + task / P, s = s0 + task % P;
-    const bool mine = task < tasks && s < S;
-    dh[i] = mine ? last_grad_h(p, b, s) : T(0);
-    dc[i] = mine ? last_grad_cell(p, b, s) : T(0);
-  }
   load_ahead(p.steps - 1);
-  // Every block of the cluster has started and cleared its staging slots.
+  // Every block of the cluster has started (its shared memory and barriers exist).
   cluster.sync();
   for (int t = p.steps - 1; t >= 0; --t) {
-    T* slot = staged + (t & 1) * R * width;
+    const int slot = t & 1;
+    const uint32_t here = uint32_t(slot * R * width * int(sizeof(T)));
+    CellGradients<T> d[kMaxTasks];
 #pragma unroll
     for (int i = 0; i < kMaxTasks; ++i) {
-      const int task = group + i * kGroups, b = task / P, s = s0 + task % P;
-      if (task >= tasks || s >= S) continue;
+      if (!task[i].active) continue;
       d[i] = cell_gradients(saved[i], dh[i], dc[i]);
       dc[i] = d[i].d_cell;
-      for (int r = lane; r < blocks; r += kGroup) {
-        T* row = cluster.map_shared_rank(slot, r) + b * width;
-        row[s] = d[i].d0;
-        row[S + s] = d[i].d1;
-        row[2 * S + s] = d[i].d2;
+      const int s = s0 + task[i].j;
+      const uint32_t at = here + uint32_t((task[i].b * width + s) * int(sizeof(T)));
+#pragma unroll
+      for (int q = 0; q < kSendsPerLane; ++q) {
+        if (lane + q * kGroup >= blocks) continue;
+        const uint32_t barrier = to_barrier[q] + 8 * slot;
+        send(to_staged[q] + at, d[i].d0, barrier);
+        send(to_staged[q] + at + uint32_t(S * int(sizeof(T))), d[i].d1, barrier);
+        send(to_staged[q] + at + uint32_t(2 * S * int(sizeof(T))), d[i].d2, barrier);
       }
     }
-    // Every block's gate gradients of step t are in every block's slot before
-    // any reads them. They go to global memory after the arrival, so that its
-    // release waits for the shared-memory writes only; the saved values of
-    // step t - 1 load meanwhile too.
-    cluster.barrier_arrive();
+    // The gradients go to global memory, and the saved values of step t - 1
+    // load, while the other blocks' gradients are on their way.
 #pragma unroll
     for (int i = 0; i < kMaxTasks; ++i) {
-      const int task = group + i * kGroups, b = b0 + task / P, s = s0 + task % P;
-      if (task >= tasks || s >= S || lane != 0) continue;
-      T* dg = p.dG + (int64_t(t) * p.B + b) * G;
-      dg[s] = d[i].d0;
-      dg[S + s] = d[i].d1;
-      dg[2 * S + s] = d[i].d2;
+      if (!task[i].active || lane != 0) continue;
+      const int b = b0 + task[i].b, s = s0 + task[i].j;
+      T* dg = p.dG + (int64_t(t) * p.B + b) * G + s;
+      dg[0] = d[i].d0;
+      dg[S] = d[i].d1;
+      dg[2 * S] = d[i].d2;
       if (t == 0) p.d_c0[b][s] = d[i].d_cell;
     }
     if (t > 0) load_ahead(t - 1);
-    cluster.barrier_wait();
+    wait_phase(barriers + 8 * slot, ((p.steps - 1 - t) >> 1) & 1);
+    if (threadIdx.x == 0 && t >= 2) expect_bytes(barriers + 8 * slot, bytes);
+    const T* dg = staged + slot * R * width;
 #pragma unroll
     for (int i = 0; i < kMaxTasks; ++i) {
-      const int task = group + i * kGroups, j = task % P, b = task / P, s = s0 + j;
-      if (task >= tasks || s >= S) continue;
-      const Vec* gv = reinterpret_cast<const Vec*>(slot + b * width);
-      const Vec* wv = reinterpret_cast<const Vec*>(w + j * width);
+      if (!warp_has_task(i, tasks)) break;
+      const Vec* gv = reinterpret_cast<const Vec*>(dg + task[i].b * width);
+      const Vec* wv = reinterpret_cast<const Vec*>(w + task[i].j * width);
       // One chain per vector lane: 3S products are too long a chain for one accumulator.
       Vec a = {};
 #pragma unroll 4
       for (int c = lane; c < width / kPerVector<T>; c += kGroup) fma_lanes(a, gv[c], wv[c]);
-      const T sum = group_sum(lanes_sum(a), mask);
+      const T sum = group_sum(lanes_sum(a));
+      if (!task[i].active) continue;
       if (t > 0)
         dh[i] = sum;
       else if (lane == 0)
-        p.d_h0[b0 + b][s] = sum;
+        p.d_h0[b0 + task[i].b][s0 + task[i].j] = sum;
     }
   }
 }
