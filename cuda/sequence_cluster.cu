@@ -470,18 +470,21 @@ ClusterPlan plan(const void* kernel, int64_t weight_rows, int64_t width, int64_t
   std::lock_guard<std::mutex> lock(mutex);
   if (auto hit = plans.find(key); hit != plans.end()) return hit->second;
   const ClusterLimits& l = limits(device);
+  // The dynamic shared memory a block may take beside the kernel's own (its barriers).
+  cudaFuncAttributes attributes;
+  LLTM_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  const int64_t dynamic_cap = int64_t(l.shared_per_block) - int64_t(attributes.sharedSizeBytes);
   ClusterPlan result{{0, 0, 0}, 0, 0, 0, false};
   for (int largest = kPortableCluster; l.clusters && largest <= kLargestCluster && result.blocks == 0; largest *= 2) {
     const int64_t states = (S + largest - 1) / largest, blocks = (S + states - 1) / states;
     const int64_t weights = weight_rows * states * width * int64_t(sizeof(T));
     const int64_t row = 2 * width * int64_t(sizeof(T));  // both slots
     const int64_t most_rows = std::min({B, int64_t(kGroups) * kMaxTasks / states,
-                                        (int64_t(l.shared_per_block) - weights) / row});
+                                        (dynamic_cap - weights) / row});
     if (most_rows < 1) continue;
     const size_t most_shared = size_t(weights + most_rows * row);
     // The cap, not what this size takes: plans of other sizes launch the same kernel.
-    LLTM_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(l.shared_per_block)));
+    LLTM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_cap)));
     if (blocks > kPortableCluster)
       LLTM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     // Clusters resident at once, at the most shared memory any rows take.
