@@ -27,7 +27,7 @@ constexpr int kClusterThreads = 256;
 constexpr int kGroup = 8;
 constexpr int kGroups = kClusterThreads / kGroup;
 constexpr int kGroupsPerWarp = kWarp / kGroup;
-constexpr int kMaxTasks = 4;
+constexpr int kMaxTasks = 2;
 // Blocks a cluster: 8 on every sm_90 part; 16 where the device allows
 // non-portable sizes, for W_h slices that 8 blocks cannot hold. A lane
 // sends to the blocks lane and lane + kGroup.
@@ -133,13 +133,15 @@ __device__ __forceinline__ void expect_bytes(uint32_t barrier, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(barrier), "r"(bytes) : "memory");
 }
 
+// Waits for the phase of this parity to complete: the st.async writes it
+// counted are then visible to this thread.
 __device__ __forceinline__ void wait_phase(uint32_t barrier, uint32_t parity) {
   uint32_t done = 0;
   while (!done)
     asm volatile(
         "{\n"
         ".reg .pred p;\n"
-        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
         "selp.u32 %0, 1, 0, p;\n"
         "}"
         : "=r"(done)
@@ -213,33 +215,35 @@ __global__ void __launch_bounds__(kClusterThreads, 1) forward_cluster(SequenceFo
     to_staged[q] = cluster_address(shared_address(staged), r);
     to_barrier[q] = cluster_address(barriers, r);
   }
-  const int64_t plane = int64_t(p.steps) * p.B * S;  // between the reserve's planes
+  // Between the reserve's planes, and between steps in a plane and in the input sums.
+  const int64_t plane = int64_t(p.steps) * p.B * S, plane_step = int64_t(p.B) * S, input_step = 3 * plane_step;
   Task task[kMaxTasks];
   T cell[kMaxTasks], bias[kMaxTasks][3], in[kMaxTasks][3];
-  // (b, s) in a [B, S] plane, in a step's [B, 3S] input sums (gate 0), and in the outputs' step.
-  int64_t element[kMaxTasks], input[kMaxTasks], output[kMaxTasks];
+  // Each task's element of step t: its input sums (gate 0), output and saved values (plane 0), moved on each step.
+  const T* input[kMaxTasks];
+  T* output[kMaxTasks];
+  T* saved[kMaxTasks];
 #pragma unroll
   for (int i = 0; i < kMaxTasks; ++i) {
     task[i] = task_of(i, group, tasks, P, s0, S);
     const int b = b0 + task[i].b, s = min(s0 + task[i].j, S - 1);
-    element[i] = int64_t(b) * S + s;
-    input[i] = int64_t(b) * 3 * S + s;
-    output[i] = b * p.outputs.strides[1] + s * p.outputs.strides[2];
+    input[i] = p.gin + int64_t(b) * 3 * S + s;
+    output[i] = p.outputs.data + b * p.outputs.strides[1] + s * p.outputs.strides[2];
+    saved[i] = p.reserve != nullptr ? p.reserve + int64_t(b) * S + s : nullptr;
     cell[i] = p.c0[b][s];
 #pragma unroll
     for (int g = 0; g < 3; ++g) bias[i][g] = p.bias[g * S + s];
     if (task[i].active && lane == 0) save_h0(p, b, s);
   }
-  // This step's x_t W_x^T of each task, loaded ahead.
-  auto load_inputs = [&](int t) {
-    const T* gin = p.gin + int64_t(t) * p.B * 3 * S;
+  // The next step's x_t W_x^T of each task, loaded ahead.
+  auto load_inputs = [&] {
 #pragma unroll
     for (int i = 0; i < kMaxTasks; ++i)
       if (task[i].active)
 #pragma unroll
-        for (int g = 0; g < 3; ++g) in[i][g] = __ldg(gin + input[i] + g * S);
+        for (int g = 0; g < 3; ++g) in[i][g] = __ldg(input[i] + g * S);
   };
-  load_inputs(0);
+  load_inputs();
   // Every block of the cluster has started (its shared memory and barriers exist).
   cluster.sync();
   for (int t = 0; t < p.steps; ++t) {
@@ -287,21 +291,26 @@ __global__ void __launch_bounds__(kClusterThreads, 1) forward_cluster(SequenceFo
     for (int i = 0; i < kMaxTasks; ++i) {
       if (!task[i].active || lane != 0) continue;
       const int b = b0 + task[i].b, s = s0 + task[i].j;
-      p.outputs.data[t * p.outputs.strides[0] + output[i]] = update[i].h;
-      if (p.reserve != nullptr) {
-        T* saved = p.reserve + int64_t(t) * p.B * S + element[i];
-        saved[kPlaneGate0 * plane] = gates[i][0];
-        saved[kPlaneGate1 * plane] = gates[i][1];
-        saved[kPlaneGate2 * plane] = gates[i][2];
-        saved[kPlaneCell * plane] = update[i].cell;
-        if (t + 1 < p.steps) saved[kPlaneH * plane + int64_t(p.B) * S] = update[i].h;  // step t + 1's h_{t}
+      *output[i] = update[i].h;
+      output[i] += p.outputs.strides[0];
+      if (saved[i] != nullptr) {
+        saved[i][kPlaneGate0 * plane] = gates[i][0];
+        saved[i][kPlaneGate1 * plane] = gates[i][1];
+        saved[i][kPlaneGate2 * plane] = gates[i][2];
+        saved[i][kPlaneCell * plane] = update[i].cell;
+        if (t + 1 < p.steps) saved[i][kPlaneH * plane + plane_step] = update[i].h;  // step t + 1's h_{t}
+        saved[i] += plane_step;
       }
       if (t + 1 == p.steps) {
         p.last_h[b][s] = update[i].h;
         p.last_cell[b][s] = update[i].cell;
       }
     }
-    if (t + 1 < p.steps) load_inputs(t + 1);
+    if (t + 1 < p.steps) {
+#pragma unroll
+      for (int i = 0; i < kMaxTasks; ++i) input[i] += input_step;
+      load_inputs();
+    }
   }
 }
 
@@ -323,8 +332,9 @@ __global__ void __launch_bounds__(kClusterThreads, 1)
   T* w = reinterpret_cast<T*>(shared_bytes);
   T* staged = w + P * width;  // [2][R][width]: dG_t of the cluster's rows in slot t % 2
   for (int e = threadIdx.x; e < P * width; e += kClusterThreads) {
-    const int j = e / width, n = e % width, s = s0 + j;
-    w[e] = n < G && s < S ? p.weights[n][s] : T(0);
+    // Consecutive threads read consecutive states of a row of W_h.
+    const int n = e / P, j = e % P, s = s0 + j;
+    w[j * width + n] = n < G && s < S ? p.weights[n][s] : T(0);
   }
   for (int e = threadIdx.x; e < 2 * R * width; e += kClusterThreads) staged[e] = T(0);
   const uint32_t barriers = shared_address(arrived), bytes = uint32_t(rows * G * int(sizeof(T)));
@@ -344,32 +354,37 @@ __global__ void __launch_bounds__(kClusterThreads, 1)
     to_staged[q] = cluster_address(shared_address(staged), r);
     to_barrier[q] = cluster_address(barriers, r);
   }
-  const int64_t plane = int64_t(p.steps) * p.B * S;
+  // Between the reserve's planes, and between steps in a plane and in dG.
+  const int64_t plane = int64_t(p.steps) * p.B * S, plane_step = int64_t(p.B) * S, dg_step = 3 * plane_step;
   Task task[kMaxTasks];
   T dh[kMaxTasks], dc[kMaxTasks];
   SavedCell<T> saved[kMaxTasks];
-  int64_t element[kMaxTasks], grad_output[kMaxTasks];  // (b, s) in a [B, S] plane, and in grad_outputs' step
+  // Each task's element of step t in the reserve (plane 0), grad_outputs and dG (gate 0), moved back each step.
+  const T* reserve[kMaxTasks];
+  const T* grad_output[kMaxTasks];
+  T* grad_gates[kMaxTasks];
 #pragma unroll
   for (int i = 0; i < kMaxTasks; ++i) {
     task[i] = task_of(i, group, tasks, P, s0, S);
     const int b = b0 + task[i].b, s = min(s0 + task[i].j, S - 1);
-    element[i] = int64_t(b) * S + s;
-    grad_output[i] = b * p.grad_outputs.strides[1] + s * p.grad_outputs.strides[2];
+    const int64_t last = p.steps - 1;
+    reserve[i] = p.reserve + last * plane_step + int64_t(b) * S + s;
+    grad_output[i] = p.has_grad_outputs ? &p.grad_outputs[last][b][s] : nullptr;
+    grad_gates[i] = p.dG + last * dg_step + int64_t(b) * G + s;
     dh[i] = last_grad_h(p, b, s);
     dc[i] = last_grad_cell(p, b, s);
   }
-  // Step t's saved values of each task (what the gate gradients read that no other work writes), loaded ahead.
-  auto load_ahead = [&](int t) {
+  // The next step's saved values of each task (what the gate gradients read that no other work writes), loaded ahead.
+  auto load_ahead = [&] {
 #pragma unroll
     for (int i = 0; i < kMaxTasks; ++i) {
       if (!task[i].active) continue;
-      const T* at = p.reserve + int64_t(t) * p.B * S + element[i];
+      const T* at = reserve[i];
       saved[i] = {__ldg(at + kPlaneGate0 * plane), __ldg(at + kPlaneGate1 * plane), __ldg(at + kPlaneGate2 * plane),
-                  __ldg(at + kPlaneCell * plane),
-                  p.has_grad_outputs ? p.grad_outputs.data[t * p.grad_outputs.strides[0] + grad_output[i]] : T(0)};
+                  __ldg(at + kPlaneCell * plane), grad_output[i] != nullptr ? *grad_output[i] : T(0)};
     }
   };
-  load_ahead(p.steps - 1);
+  load_ahead();
   // Every block of the cluster has started (its shared memory and barriers exist).
   cluster.sync();
   for (int t = p.steps - 1; t >= 0; --t) {
@@ -397,14 +412,20 @@ __global__ void __launch_bounds__(kClusterThreads, 1)
 #pragma unroll
     for (int i = 0; i < kMaxTasks; ++i) {
       if (!task[i].active || lane != 0) continue;
-      const int b = b0 + task[i].b, s = s0 + task[i].j;
-      T* dg = p.dG + (int64_t(t) * p.B + b) * G + s;
-      dg[0] = d[i].d0;
-      dg[S] = d[i].d1;
-      dg[2 * S] = d[i].d2;
-      if (t == 0) p.d_c0[b][s] = d[i].d_cell;
+      grad_gates[i][0] = d[i].d0;
+      grad_gates[i][S] = d[i].d1;
+      grad_gates[i][2 * S] = d[i].d2;
+      if (t == 0) p.d_c0[b0 + task[i].b][s0 + task[i].j] = d[i].d_cell;
     }
-    if (t > 0) load_ahead(t - 1);
+    if (t > 0) {
+#pragma unroll
+      for (int i = 0; i < kMaxTasks; ++i) {
+        reserve[i] -= plane_step;
+        grad_gates[i] -= dg_step;
+        if (grad_output[i] != nullptr) grad_output[i] -= p.grad_outputs.strides[0];
+      }
+      load_ahead();
+    }
     wait_phase(barriers + 8 * slot, ((p.steps - 1 - t) >> 1) & 1);
     if (threadIdx.x == 0 && t >= 2) expect_bytes(barriers + 8 * slot, bytes);
     const T* dg = staged + slot * R * width;
