@@ -91,8 +91,10 @@ void forward(const SequenceForwardArgs& a, int32_t dtype, int device, DeviceStat
   const InputRows<T> X = input_rows<T>(*a.inputs, dtype, dev.stream);
   const Matrix<const T> W = matrix<const T>(*a.weights);
   const Matrix<const T> Wx{W.data + S * W.cs, G, F, W.rs, W.cs};
-  Scratch gin(size_t(steps * B * G) * sizeof(T)), cell(size_t(B * S) * sizeof(T));
-  Scratch h_buffer(a.reserve == nullptr ? size_t(2 * B * S) * sizeof(T) : 0);
+  // The cluster kernels keep the cells and h between steps on chip.
+  const bool on_chip = kernels.recurrence == Recurrence::kCluster;
+  Scratch gin(size_t(steps * B * G) * sizeof(T)), cell(on_chip ? 0 : size_t(B * S) * sizeof(T));
+  Scratch h_buffer(a.reserve == nullptr && !on_chip ? size_t(2 * B * S) * sizeof(T) : 0);
   // G_in [T * B, 3S] = X W_x^T for every step at once; the bias joins in the recurrence.
   gemm<T>(engine, X.m, Wx.transposed(), row_major(gin.as<T>(), steps * B, G), T(0));
   const SequenceForwardTensors<T> p{gin.as<T>(),
@@ -123,7 +125,9 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int device, DeviceSt
   const int64_t steps = a.n.steps, B = a.n.batch, F = a.n.features, S = a.n.state, G = 3 * S;
   const SequenceKernels kernels = choose<T>(S, B);
   const GemmEngine engine = engine_for(dev, kernels.own_gemm);
-  Scratch dG(size_t(steps * B * G) * sizeof(T)), dh(size_t(B * S) * sizeof(T)), dc(size_t(B * S) * sizeof(T));
+  // The cluster kernels keep dh and dc between steps on chip.
+  const size_t carried = kernels.recurrence == Recurrence::kCluster ? 0 : size_t(B * S) * sizeof(T);
+  Scratch dG(size_t(steps * B * G) * sizeof(T)), dh(carried), dc(carried);
   const T* reserve = static_cast<const T*>(a.reserve);
   auto optional3 = [](const lltm_tensor* t) { return t ? accessor<const T, 3>(*t) : Accessor<const T, 3>{}; };
   auto optional2 = [](const lltm_tensor* t) { return t ? accessor<const T, 2>(*t) : Accessor<const T, 2>{}; };
