@@ -1,8 +1,9 @@
 // Whole sequences on CUDA in one call each way (issue 11): the input
 // projection of every step and the weight gradient over every step as single
-// products, the recurrence in between in one persistent kernel (or, where
-// the recurrent weights do not fit on chip, per-step kernels replayed from a
-// CUDA graph). Throws lltm::Error.
+// products, the recurrence in between in one kernel per pass: in
+// thread-block clusters at small sizes (sequence_cluster.h), else one
+// persistent cooperative kernel (or, where the recurrent weights do not fit
+// on chip, per-step kernels replayed from a CUDA graph). Throws lltm::Error.
 #pragma once
 
 #include <cstdint>

@@ -97,6 +97,13 @@ __device__ __forceinline__ T group_sum(T v) {
 // slot: a block waits for its own barrier only (the bytes of every block's
 // values of the step), with neither a cluster-wide barrier nor the
 // GPU-scope fence that a release of the cluster barrier costs.
+//
+// Two slots per block suffice without any other synchronisation: a block
+// sends a step's values into a slot only after it has received every
+// block's values of the step before (in the pass's order), and each block
+// computed those after it had finished reading that slot two steps before;
+// for the same reason no values of a slot's next phase reach a block before
+// it has seen the current one complete and posted the next expectation.
 __device__ __forceinline__ uint32_t shared_address(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }

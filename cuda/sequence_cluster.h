@@ -2,9 +2,10 @@
 // clusters (sm_90): the blocks of a cluster split the states, each keeping its
 // states' slice of the recurrent weights W_h in shared memory for all T
 // steps, and hand each step's h (forward) or gate gradients (backward) to
-// every block of the cluster through distributed shared memory, with the
-// cluster's hardware barrier between steps instead of a grid-wide one.
-// Clusters split the batch rows: rows never meet in the recurrence.
+// every block of the cluster through distributed shared memory (st.async,
+// counted on the receiving block's mbarrier) instead of through global
+// memory and a grid-wide barrier. Clusters split the batch rows: rows never
+// meet in the recurrence.
 #pragma once
 
 #include "sequence_cell.cuh"
