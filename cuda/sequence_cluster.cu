@@ -103,7 +103,9 @@ __device__ __forceinline__ T group_sum(T v) {
 // block's values of the step before (in the pass's order), and each block
 // computed those after it had finished reading that slot two steps before;
 // for the same reason no values of a slot's next phase reach a block before
-// it has seen the current one complete and posted the next expectation.
+// its current phase has completed (they may come before the block posts the
+// next expectation: the transaction count then dips below zero, which the
+// mbarrier allows, and the phase still needs that arrival to complete).
 __device__ __forceinline__ uint32_t shared_address(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
