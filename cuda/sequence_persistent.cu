@@ -314,8 +314,13 @@ Plan plan(const void* kernel, int states, int64_t S, int64_t B, int64_t row_elem
   if (l.cooperative && budget >= weights + row) {
     const int64_t rows = std::min(B, (budget - weights) / row);
     const size_t shared = size_t(weights + rows * row);
-    if (shared > 48 * 1024)
-      LLTM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
+    // The cap, not what this size takes: plans of other sizes launch the same
+    // kernel, and a smaller limit set for a later size would make an earlier,
+    // cached plan's launch fail.
+    cudaFuncAttributes attributes;
+    LLTM_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+    LLTM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(l.shared_per_block - attributes.sharedSizeBytes)));
     int resident = 0;
     LLTM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kThreads, shared));
     if (resident >= per_sm) result = {int(rows), shared};

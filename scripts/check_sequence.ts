@@ -45,6 +45,11 @@ const cases: Case[] = [
   { T: 6, B: 3, F: 5, S: 200, inputs: "batchMajor", weights: "contiguous", accumulate: true },
   { T: 4, B: 2, F: 4, S: 300, inputs: "contiguous", weights: "transposed", accumulate: false },
   { T: 3, B: 5, F: 6, S: 600, inputs: "strided", weights: "contiguous", accumulate: false },
+  // A smaller plan of the same kernel after a larger one, then the larger one
+  // again from the plan cache: a kernel's shared memory limit must stay at its
+  // cap, not drop to the last size's (float64 persistent: 130 KB, 86 KB, 130 KB).
+  { T: 2, B: 2, F: 3, S: 600, inputs: "contiguous", weights: "contiguous", accumulate: false },
+  { T: 2, B: 5, F: 3, S: 600, inputs: "contiguous", weights: "contiguous", accumulate: false },
 ];
 
 function norm(a: ArrayLike<number>): number {

@@ -58,16 +58,16 @@ const compiler = ["cc", "gcc", "clang"].find((c) => spawnSync(c, ["--version"]).
 /**
  * Builds a stand-in for liblltm into `dir`: every symbol of the binding's table,
  * with lltm_abi_version and lltm_abi_constant answering TypeScript's values but
- * `changes`.
+ * `changes`, and without the functions named in `omit`.
  */
-function buildStub(dir: string, name: string, changes: Record<string, number | undefined>): string {
+function buildStub(dir: string, name: string, changes: Record<string, number | undefined>, omit: string[] = []): string {
   const values: Record<string, number | undefined> = { ...headerConstants, ...layoutConstants, ...changes };
   const table = Object.entries(values)
     .filter(([, v]) => v !== undefined)
     .map(([k, v]) => `  {"${k}", ${v}},`)
     .join("\n");
   const functions = Object.keys(symbols)
-    .filter((s) => !["lltm_abi_version", "lltm_abi_constant", "lltm_last_error"].includes(s))
+    .filter((s) => !["lltm_abi_version", "lltm_abi_constant", "lltm_last_error", ...omit].includes(s))
     .map((s) => `int32_t ${s}(void) { return ${headerConstants.LLTM_ERR_INTERNAL}; }`)
     .join("\n");
   const source = `#include <stdint.h>
@@ -127,6 +127,17 @@ test("a library built with other constants or another descriptor layout is refus
     rmSync(dir, { recursive: true, force: true });
   }
 }, { skip: !compiler && "the ABI mismatch test needs a C compiler (cc, gcc or clang)" });
+
+test("a library that lacks an entry point of the table (built from older sources) names it and says to rebuild", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "lltm-abi-"));
+  try {
+    const e = await openError(buildStub(dir, "older", {}, ["lltm_sequence_backward_v"]));
+    assertEquals(e.code, "LIBRARY_UNAVAILABLE");
+    assert(/it lacks lltm_sequence_backward_v, which this version of lltm calls: it was built from older sources; rebuild it/.test(e.message), e.message);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, { skip: !compiler && "the missing-symbol test needs a C compiler (cc, gcc or clang)" });
 
 test("a library that cannot be opened is an LLTMError with a code", async () => {
   const e = await openError("/nonexistent/liblltm.so");

@@ -161,7 +161,11 @@ function open(path: string, fromOverride: boolean): NativeLibrary {
     if (e instanceof LLTMError) throw e;
     const denied = permissionError(e, `lltm: opening the native library ${path}`);
     if (denied) throw denied;
-    const how = fromOverride
+    // A library that opens but lacks an entry point was built from older sources than this TypeScript.
+    const missing = /symbol/i.test((e as Error).message) ? /\b(lltm_[a-z0-9_]+)\b/.exec((e as Error).message)?.[1] : undefined;
+    const how = missing
+      ? `it lacks ${missing}, which this version of lltm calls: it was built from older sources; rebuild it (\`npm run build\`) or point LLTM_LIBRARY_PATH at a current one`
+      : fromOverride
       ? "LLTM_LIBRARY_PATH points to a missing or unloadable file; unset it or point it at a built liblltm"
       : "build it with `npm run build` (or `bun run build`), call `await load()`, or set LLTM_LIBRARY_PATH to a built liblltm";
     throw new LLTMError("LIBRARY_UNAVAILABLE", `lltm: cannot load the native library at ${path}: ${(e as Error).message}\n${how}`);
