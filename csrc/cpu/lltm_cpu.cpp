@@ -164,13 +164,15 @@ void forward(const ForwardArgs& args) {
 
   // Each part owns a range of state units, whole vectors of them: it
   // computes the three gates' columns for them and then their pointwise
-  // epilogue, with no barrier. A batch of one vector needs no packing in the
-  // parts, so it splits into pieces the threads claim as they come free;
-  // otherwise every part packs X^T's panels, and there is one per thread.
+  // epilogue, with no barrier. A batch of one panel (at most two vectors)
+  // needs no packing in the parts, so it splits into pieces the threads
+  // claim as they come free; otherwise every part packs X^T's panels, and
+  // there is one per thread.
+  const bool one_panel = B <= 2 * kLanes;
   const int64_t s_grain = kLanes;
   const int64_t units = (S + s_grain - 1) / s_grain;
   const double work = double(B) * 3 * S * K;
-  const int parts = B <= kLanes ? pieces_for(work, units) : int(std::min<int64_t>(parts_for(work), units));
+  const int parts = one_panel ? pieces_for(work, units) : int(std::min<int64_t>(parts_for(work), units));
   parallel(parts, [&](int part, int n_parts) {
     int64_t s0, s1;
     split_range(S, s_grain, part, n_parts, s0, s1);
@@ -178,9 +180,32 @@ void forward(const ForwardArgs& args) {
     if (len == 0) return;
     auto row = [&](int64_t r) { return weights.data + gate_unit(r, len, S, s0) * weights.strides[0]; };
     const GemmOperands<T, decltype(row)> op{row, weights.strides[1], x_t, ldt, 1};
-    // The tiles (a row per gate unit, the batch along it) go as they come
-    // into a scratch G^T with the bias added; its rows then go to the gates'
-    // columns by a blocked transposition.
+    if (!one_panel) {
+      // A long batch: each tile's columns go straight to the gates' rows,
+      // element by element, which costs little beside the GEMM's long rows
+      // (where a scratch G^T would outgrow L2).
+      gemm<T>(0, 3 * len, 0, B, K, op,
+              [&](int64_t r0, int64_t rows, int64_t j0, int64_t cols, const T* tile, int64_t ld, bool first) {
+                int64_t n[kTileRows];
+                T add[kTileRows];
+                for (int64_t i = 0; i < rows; ++i) {
+                  n[i] = gate_unit(r0 + i, len, S, s0);
+                  add[i] = first ? bias[n[i]] : T(0);
+                }
+                for (int64_t jj = 0; jj < cols; ++jj) {
+                  const auto g = gates[j0 + jj];
+                  for (int64_t i = 0; i < rows; ++i) {
+                    T& out = g[n[i]];
+                    out = (first ? T(0) : out) + tile[i * ld + jj] + add[i];
+                  }
+                }
+              });
+      forward_pointwise(views, s0, s1);
+      return;
+    }
+    // A batch of one panel: the tiles (a row per gate unit, the batch along
+    // it) go as they come into a scratch G^T with the bias added; its rows
+    // then go to the gates' columns by a blocked transposition.
     T* gates_t = scratch<T>(size_t(3 * len) * size_t(ldt), 1);
     gemm<T>(0, 3 * len, 0, B, K, op,
             [&](int64_t r0, int64_t rows, int64_t j0, int64_t cols, const T* tile, int64_t ld, bool first) {
