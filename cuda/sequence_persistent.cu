@@ -91,17 +91,43 @@ __device__ __forceinline__ void stage(T* dst, const T* src, int64_t count) {
 
 __device__ __forceinline__ void stage_wait() { __pipeline_wait_prior(0); }
 
-// The gate sums h_{t-1}[b] . W_h[q] of the block's rows q, partial per lane, from the staged row h.
-template <int kGateRows, int kForwardSums, typename T>
-__device__ __forceinline__ void recurrent_sums(const T* w, const T* h, int S, int lane, T (&acc)[kForwardSums]) {
-#pragma unroll 4
+// A warp takes R batch rows at a time, so that each weight it reads from
+// shared memory serves R rows: at one row a time the weights' shared memory
+// reads, not the arithmetic, set the pace of a step. R is the most whose
+// sums fit the registers of a thread at kThreads a block; the rows of a pass
+// that do not fill every warp with R rows go one at a time.
+template <typename T>
+constexpr int kForwardRowsPerWarp = sizeof(T) == 4 ? 4 : 2;
+template <typename T>
+constexpr int kBackwardRowsPerWarp = 2;
+
+// The gate sums h_{t-1}[b] . W_h[q] of the block's rows q for R consecutive
+// staged rows h (S apart), partial per lane. Each row's sums are added in
+// the same order whatever R is.
+template <int R, int kGateRows, int kForwardSums, typename T>
+__device__ __forceinline__ void recurrent_sums(const T* w, const T* h, int S, int lane, T (&acc)[R][kForwardSums]) {
+  constexpr int kUnroll = R == 1 ? 4 : 1;
+#pragma unroll kUnroll
   for (int k = lane; k < S; k += kWarp) {
-    const T v = h[k];
     T wk[kGateRows];
     load_row(w + k * kGateRows, wk);
 #pragma unroll
-    for (int q = 0; q < kGateRows; ++q) acc[q] += v * wk[q];
+    for (int r = 0; r < R; ++r) {
+      const T v = h[r * S + k];
+#pragma unroll
+      for (int q = 0; q < kGateRows; ++q) acc[r][q] += v * wk[q];
+    }
   }
+}
+
+// Calls rows<R>(first) for the R-row groups of a pass's `count` rows, R =
+// kRows where the pass fills every warp with them, one row at a time for the
+// rest; each warp takes its groups in turn.
+template <int kRows, typename Rows>
+__device__ __forceinline__ void for_row_groups(int count, int warp, Rows&& rows) {
+  const int grouped = count / (kWarps * kRows) * (kWarps * kRows);
+  for (int b = warp * kRows; b < grouped; b += kWarps * kRows) rows(std::integral_constant<int, kRows>{}, b);
+  for (int b = grouped + warp; b < count; b += kWarps) rows(std::integral_constant<int, 1>{}, b);
 }
 
 // rows: the batch rows staged per pass (see plan()).
@@ -163,18 +189,24 @@ __global__ void __launch_bounds__(kThreads, 1) forward_persistent(SequenceForwar
         stage(staged_h, p.h_of(t - 1) + int64_t(b0) * S, int64_t(count) * S);
       stage_wait();
       __syncthreads();
-      for (int b = b0 + warp; b < b0 + count; b += kWarps) {
-        T acc[kForwardSums] = {};
-        recurrent_sums<kGateRows>(w, staged_h + (b - b0) * S, S, lane, acc);
-        const T g = butterfly_sum(acc, lane) + (r < kGateRows ? staged_in[(b - b0) * kGateRows + r] : T(0)) + bias;
-        const T activated = gate < 2 ? sigmoid(g) : elu(g);
-        if (owner && p.reserve != nullptr)
-          p.plane(kPlaneGate0 + gate, t)[int64_t(b) * S + s] = g;
-        const T i = __shfl_sync(0xffffffffu, activated, kForwardLanesPerSum * j);
-        const T o = __shfl_sync(0xffffffffu, activated, kForwardLanesPerSum * (kStates + j));
-        const T z = __shfl_sync(0xffffffffu, activated, kForwardLanesPerSum * (2 * kStates + j));
-        if (finisher) finish_cell(p, t, b, fs, i, o, z, staged_cell[(b - b0) * kStates + lane]);
-      }
+      for_row_groups<kForwardRowsPerWarp<T>>(count, warp, [&](auto group, int first) {
+        constexpr int R = decltype(group)::value;
+        T acc[R][kForwardSums] = {};
+        recurrent_sums<R, kGateRows>(w, staged_h + first * S, S, lane, acc);
+#pragma unroll
+        for (int row = 0; row < R; ++row) {
+          const int staged_row = first + row, b = b0 + staged_row;
+          const T g = butterfly_sum(acc[row], lane) +
+                      (r < kGateRows ? staged_in[staged_row * kGateRows + r] : T(0)) + bias;
+          const T activated = gate < 2 ? sigmoid(g) : elu(g);
+          if (owner && p.reserve != nullptr)
+            p.plane(kPlaneGate0 + gate, t)[int64_t(b) * S + s] = g;
+          const T i = __shfl_sync(0xffffffffu, activated, kForwardLanesPerSum * j);
+          const T o = __shfl_sync(0xffffffffu, activated, kForwardLanesPerSum * (kStates + j));
+          const T z = __shfl_sync(0xffffffffu, activated, kForwardLanesPerSum * (2 * kStates + j));
+          if (finisher) finish_cell(p, t, b, fs, i, o, z, staged_cell[staged_row * kStates + lane]);
+        }
+      });
     }
     // Step t's h is complete in memory before any block reads it. While the
     // other blocks finish theirs, this one stages its own inputs of step t + 1.
@@ -224,25 +256,33 @@ __global__ void __launch_bounds__(kThreads, 1) backward_persistent(SequenceBackw
       stage(staged, p.dG + (int64_t(t) * p.B + b0) * G, int64_t(count) * G);
       stage_wait();
       __syncthreads();
-      for (int b = b0 + warp; b < b0 + count; b += kWarps) {
-        const T* dg = staged + (b - b0) * G;
-        T acc[kStates] = {};
+      for_row_groups<kBackwardRowsPerWarp<T>>(count, warp, [&](auto group, int first) {
+        constexpr int R = decltype(group)::value;
+        const T* dg = staged + first * G;
+        T acc[R][kStates] = {};
 #pragma unroll 4
         for (int n = lane; n < G; n += kWarp) {
-          const T g = dg[n];
           T wn[kStates];
           load_row(w + n * kStates, wn);
 #pragma unroll
-          for (int q = 0; q < kStates; ++q) acc[q] += g * wn[q];
+          for (int row = 0; row < R; ++row) {
+            const T g = dg[row * G + n];
+#pragma unroll
+            for (int q = 0; q < kStates; ++q) acc[row][q] += g * wn[q];
+          }
         }
-        const T sum = butterfly_sum(acc, lane);
-        if (owner) {
-          if (t > 0)
-            p.dh[int64_t(b) * S + s] = sum;
-          else
-            p.d_h0[b][s] = sum;
+#pragma unroll
+        for (int row = 0; row < R; ++row) {
+          const int b = b0 + first + row;
+          const T sum = butterfly_sum(acc[row], lane);
+          if (owner) {
+            if (t > 0)
+              p.dh[int64_t(b) * S + s] = sum;
+            else
+              p.d_h0[b][s] = sum;
+          }
         }
-      }
+      });
     }
     // This block's dh is complete before its threads read it for step t - 1.
     __syncthreads();
@@ -292,11 +332,13 @@ struct Plan {
 };
 
 // The most rows that fit beside the block's 3 states S weights when every
-// block must be resident at once, each row taking row_elements; then a check
-// of the occupancy the compiler's registers allow. Plans are cached: a
-// call's plan costs a lookup.
+// block must be resident at once, each row taking row_elements, rounded down
+// to whole groups of `group` rows (every warp's rows, see for_row_groups)
+// where a pass holds some but not all of B; then a check of the occupancy
+// the compiler's registers allow. Plans are cached: a call's plan costs a
+// lookup.
 template <typename T>
-Plan plan(const void* kernel, int states, int64_t S, int64_t B, int64_t row_elements) {
+Plan plan(const void* kernel, int states, int64_t S, int64_t B, int64_t row_elements, int64_t group) {
   int device = 0;
   LLTM_CUDA_CHECK(cudaGetDevice(&device));
   static std::mutex mutex;
@@ -312,7 +354,8 @@ Plan plan(const void* kernel, int states, int64_t S, int64_t B, int64_t row_elem
   const int64_t weights = padded<T>(3 * states * S) * int64_t(sizeof(T)), row = row_elements * int64_t(sizeof(T));
   Plan result{0, 0};
   if (l.cooperative && budget >= weights + row) {
-    const int64_t rows = std::min(B, (budget - weights) / row);
+    const int64_t fit = (budget - weights) / row;
+    const int64_t rows = fit >= B ? B : fit >= group ? fit / group * group : fit;
     const size_t shared = size_t(weights + rows * row);
     // The cap, not what this size takes: plans of other sizes launch the same
     // kernel, and a smaller limit set for a later size would make an earlier,
@@ -332,12 +375,14 @@ Plan plan(const void* kernel, int states, int64_t S, int64_t B, int64_t row_elem
 template <typename T, int kStates>
 Plan forward_plan(int64_t S, int64_t B) {
   // A forward row stages h, the block's 3 kStates input sums and its kStates cells.
-  return plan<T>(reinterpret_cast<const void*>(forward_persistent<T, kStates>), kStates, S, B, S + 4 * kStates);
+  return plan<T>(reinterpret_cast<const void*>(forward_persistent<T, kStates>), kStates, S, B, S + 4 * kStates,
+                 kWarps * kForwardRowsPerWarp<T>);
 }
 
 template <typename T, int kStates>
 Plan backward_plan(int64_t S, int64_t B) {
-  return plan<T>(reinterpret_cast<const void*>(backward_persistent<T, kStates>), kStates, S, B, 3 * S);
+  return plan<T>(reinterpret_cast<const void*>(backward_persistent<T, kStates>), kStates, S, B, 3 * S,
+                 kWarps * kBackwardRowsPerWarp<T>);
 }
 
 // Calls body.template operator()<kStates>() with the states per block that S takes.

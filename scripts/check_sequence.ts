@@ -35,7 +35,10 @@ interface Case {
 // several clusters of rows with a partial last one (B = 37), groups of more
 // than one task (S = 200), clusters of 16 blocks (S = 300 in float64) and a
 // size they do not hold (S = 600); T past 64; inputs whose steps are not
-// evenly spaced.
+// evenly spaced. B = 70 at S = 520: the persistent kernels' groups of rows
+// a warp takes at once (64 rows a pass in the float32 forward, 32 in the
+// rest) with single rows after them, in passes of whole groups and a last
+// partial pass.
 const cases: Case[] = [
   { T: 1, B: 1, F: 1, S: 1, inputs: "contiguous", weights: "contiguous", accumulate: false },
   { T: 5, B: 3, F: 7, S: 5, inputs: "batchMajor", weights: "transposed", accumulate: true },
@@ -45,6 +48,7 @@ const cases: Case[] = [
   { T: 6, B: 3, F: 5, S: 200, inputs: "batchMajor", weights: "contiguous", accumulate: true },
   { T: 4, B: 2, F: 4, S: 300, inputs: "contiguous", weights: "transposed", accumulate: false },
   { T: 3, B: 5, F: 6, S: 600, inputs: "strided", weights: "contiguous", accumulate: false },
+  { T: 3, B: 70, F: 4, S: 520, inputs: "contiguous", weights: "contiguous", accumulate: true },
   // A smaller plan of the same kernel after a larger one, then the larger one
   // again from the plan cache: a kernel's shared memory limit must stay at its
   // cap, not drop to the last size's (float64 persistent: 130 KB, 86 KB, 130 KB).
