@@ -150,25 +150,27 @@ void forward(const ForwardArgs& args) {
       accessor<T, 2>(*args.candidate_cell),     S};
 
   // The GEMM runs as G^T = W X^T, so that the batch is the vector dimension
-  // and W's rows are read in place. Its B operand X^T is laid out once here,
-  // rows ldt apart (the batch padded with zeros to whole vectors): with one
-  // vector's worth of batch that is already the micro-kernel's packed panel,
-  // which every part then reads in place.
+  // and W's rows are read in place. Where the batch is one panel (at most two
+  // vectors) X^T is laid out once here, rows ldt apart (the batch padded with
+  // zeros to whole vectors): that is already the micro-kernel's packed panel,
+  // which every part reads in place, so such calls split into pieces the
+  // threads claim as they come free. A longer batch is packed from X by each
+  // part, in parallel, with one part per thread.
   constexpr int64_t kLanes = Vector<T>::lanes;
+  const bool one_panel = B <= 2 * kLanes;
   const int64_t ldt = (B + kLanes - 1) / kLanes * kLanes;
-  T* x_t = scratch<T, ForwardScratch, 1>(size_t(K) * size_t(ldt), 0);
-  transpose(old_h.data, old_h.strides[0], old_h.strides[1], B, S, x_t, ldt, 1);
-  transpose(input.data, input.strides[0], input.strides[1], B, F, x_t + S * ldt, ldt, 1);
-  if (ldt > B)
-    for (int64_t p = 0; p < K; ++p) std::fill(x_t + p * ldt + B, x_t + (p + 1) * ldt, T(0));
+  T* x_t = nullptr;
+  if (one_panel) {
+    x_t = scratch<T, ForwardScratch, 1>(size_t(K) * size_t(ldt), 0);
+    transpose(old_h.data, old_h.strides[0], old_h.strides[1], B, S, x_t, ldt, 1);
+    transpose(input.data, input.strides[0], input.strides[1], B, F, x_t + S * ldt, ldt, 1);
+    if (ldt > B)
+      for (int64_t p = 0; p < K; ++p) std::fill(x_t + p * ldt + B, x_t + (p + 1) * ldt, T(0));
+  }
 
   // Each part owns a range of state units, whole vectors of them: it
   // computes the three gates' columns for them and then their pointwise
-  // epilogue, with no barrier. A batch of one panel (at most two vectors)
-  // needs no packing in the parts, so it splits into pieces the threads
-  // claim as they come free; otherwise every part packs X^T's panels, and
-  // there is one per thread.
-  const bool one_panel = B <= 2 * kLanes;
+  // epilogue, with no barrier.
   const int64_t s_grain = kLanes;
   const int64_t units = (S + s_grain - 1) / s_grain;
   const double work = double(B) * 3 * S * K;
@@ -179,7 +181,8 @@ void forward(const ForwardArgs& args) {
     const int64_t len = s1 - s0;
     if (len == 0) return;
     auto row = [&](int64_t r) { return weights.data + gate_unit(r, len, S, s0) * weights.strides[0]; };
-    const GemmOperands<T, decltype(row)> op{row, weights.strides[1], x_t, ldt, 1};
+    const GemmOperands<T, decltype(row)> op{row, weights.strides[1], one_panel ? x_t : X.data,
+                                            one_panel ? ldt : X.strides[1], one_panel ? 1 : X.strides[0]};
     if (!one_panel) {
       // A long batch: each tile's columns go straight to the gates' rows,
       // element by element, which costs little beside the GEMM's long rows
