@@ -151,13 +151,14 @@ void forward(const ForwardArgs& args) {
 
   // The GEMM runs as G^T = W X^T, so that the batch is the vector dimension
   // and W's rows are read in place. Where the batch is one panel (at most two
-  // vectors) X^T is laid out once here, rows ldt apart (the batch padded with
+  // vectors) and there is a whole vector of units (below that the extra
+  // scratch buffers cost more than they save: 1x1x1) X^T is laid out once here, rows ldt apart (the batch padded with
   // zeros to whole vectors): that is already the micro-kernel's packed panel,
   // which every part reads in place, so such calls split into pieces the
   // threads claim as they come free. A longer batch is packed from X by each
   // part, in parallel, with one part per thread.
   constexpr int64_t kLanes = Vector<T>::lanes;
-  const bool one_panel = B <= 2 * kLanes;
+  const bool one_panel = B <= 2 * kLanes && S >= kLanes;
   const int64_t ldt = (B + kLanes - 1) / kLanes * kLanes;
   T* x_t = nullptr;
   if (one_panel) {
