@@ -94,12 +94,25 @@ __device__ __forceinline__ void stage_wait() { __pipeline_wait_prior(0); }
 // A warp takes R batch rows at a time, so that each weight it reads from
 // shared memory serves R rows: at one row a time the weights' shared memory
 // reads, not the arithmetic, set the pace of a step. R is the most whose
-// sums fit the registers of a thread at kThreads a block; the rows of a pass
-// that do not fill every warp with R rows go one at a time.
+// sums fit the registers of a thread at kThreads a block; a pass with too
+// few rows to give half the warps R rows each goes one row at a time, as do
+// the rows left after the groups.
 template <typename T>
 constexpr int kForwardRowsPerWarp = sizeof(T) == 4 ? 4 : 2;
 template <typename T>
-constexpr int kBackwardRowsPerWarp = 2;
+constexpr int kBackwardRowsPerWarp = 4;
+// The rows of a pass worth grouping: groups for at least half the warps.
+template <int kRows>
+constexpr int kGroupedRowsAtLeast = kWarps / 2 * kRows;
+
+// The rows whose sums one butterfly exchange adds up (see butterfly_sum):
+// as many of a group's R rows as fill a warp's lanes with sums. The
+// exchange adds each sum's lane partials in the same order whatever the
+// count, so the results do not change with it; the work after it (the
+// activations, the cell update) then runs once for all of them.
+constexpr int rows_per_exchange(int R, int sums_per_row) {
+  return R < kWarp / sums_per_row ? R : kWarp / sums_per_row;
+}
 
 // The gate sums h_{t-1}[b] . W_h[q] of the block's rows q for R consecutive
 // staged rows h (S apart), partial per lane. Each row's sums are added in
@@ -121,22 +134,67 @@ __device__ __forceinline__ void recurrent_sums(const T* w, const T* h, int S, in
 }
 
 // Calls rows<R>(first) for the R-row groups of a pass's `count` rows, R =
-// kRows where the pass fills every warp with them, one row at a time for the
-// rest; each warp takes its groups in turn.
+// kRows (where there are kGroupedRowsAtLeast rows) for as many whole groups
+// as there are, then one row at a time for the rest; each warp takes its
+// groups and then its single rows in turn.
 template <int kRows, typename Rows>
 __device__ __forceinline__ void for_row_groups(int count, int warp, Rows&& rows) {
-  const int grouped = count / (kWarps * kRows) * (kWarps * kRows);
+  const int grouped = count >= kGroupedRowsAtLeast<kRows> ? count / kRows * kRows : 0;
   for (int b = warp * kRows; b < grouped; b += kWarps * kRows) rows(std::integral_constant<int, kRows>{}, b);
   for (int b = grouped + warp; b < count; b += kWarps) rows(std::integral_constant<int, 1>{}, b);
+}
+
+// A lane's parts after the gate sums of P rows went through one butterfly
+// exchange: the sum it holds (row `row` of the P, the block's gate row r;
+// the sum's first lane owns it) and, in lanes below P kStates, the cell it
+// updates (row cell_row, state s0 + j).
+template <int kStates, int P>
+struct ForwardLanes {
+  static constexpr int kSums = pow2_at_least(3 * kStates);  // a row's sums, padded to a power of two
+  static constexpr int kLanesPerSum = kWarp / (P * kSums);
+  static_assert(P * kSums <= kWarp, "every sum ends in its own lanes");
+  int row, r, gate, s, cell_row, j;
+  bool owner, finisher;
+  __device__ __forceinline__ ForwardLanes(int lane, int s0, int S) {
+    const int m = lane / kLanesPerSum;
+    row = m / kSums;
+    r = m % kSums;
+    gate = r / kStates;
+    s = s0 + r % kStates;
+    owner = lane % kLanesPerSum == 0 && r < 3 * kStates && s < S;
+    cell_row = lane / kStates % P;
+    j = lane % kStates;
+    finisher = lane < P * kStates && s0 + j < S;
+  }
+  // The lane holding gate row q's activation for this lane's cell.
+  __device__ __forceinline__ int source(int q) const { return kLanesPerSum * (cell_row * kSums + q); }
+};
+
+// The gates and cells of P consecutive staged rows from `first` (row b0 +
+// first of the batch) once their sums, P rows of kSums, are in `sums`.
+template <int kStates, int P, typename T>
+__device__ __forceinline__ void finish_rows(const SequenceForwardTensors<T>& p, int t, int b0, int first,
+                                            T (&sums)[P * ForwardLanes<kStates, P>::kSums], T bias,
+                                            const T* staged_in, const T* staged_cell, int s0, int lane) {
+  constexpr int kGateRows = 3 * kStates;
+  const ForwardLanes<kStates, P> l(lane, s0, p.S);
+  const int row = first + l.row;
+  const T g = butterfly_sum(sums, lane) + (l.r < kGateRows ? staged_in[row * kGateRows + l.r] : T(0)) + bias;
+  const T activated = l.gate < 2 ? sigmoid(g) : elu(g);
+  if (l.owner && p.reserve != nullptr) p.plane(kPlaneGate0 + l.gate, t)[int64_t(b0 + row) * p.S + l.s] = g;
+  const T i = __shfl_sync(0xffffffffu, activated, l.source(l.j));
+  const T o = __shfl_sync(0xffffffffu, activated, l.source(kStates + l.j));
+  const T z = __shfl_sync(0xffffffffu, activated, l.source(2 * kStates + l.j));
+  const int cell_row = first + l.cell_row;
+  if (l.finisher) finish_cell(p, t, b0 + cell_row, s0 + l.j, i, o, z, staged_cell[cell_row * kStates + l.j]);
 }
 
 // rows: the batch rows staged per pass (see plan()).
 template <typename T, int kStates>
 __global__ void __launch_bounds__(kThreads, 1) forward_persistent(SequenceForwardTensors<T> p, int rows) {
   constexpr int kGateRows = 3 * kStates;
-  constexpr int kForwardSums = pow2_at_least(kGateRows);
-  constexpr int kForwardLanesPerSum = kWarp / kForwardSums;
-  static_assert(kForwardSums <= kWarp, "every sum ends in its own lanes");
+  constexpr int kForwardSums = ForwardLanes<kStates, 1>::kSums;
+  constexpr int kPack = rows_per_exchange(kForwardRowsPerWarp<T>, kForwardSums);
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   T* w = reinterpret_cast<T*>(shared_bytes);  // [S][kGateRows]: w[k][q] = W_h[gate q / kStates of state q % kStates][k]
   const int S = p.S, s0 = blockIdx.x * kStates;
@@ -149,13 +207,10 @@ __global__ void __launch_bounds__(kThreads, 1) forward_persistent(SequenceForwar
     w[e] = p.weights[q / kStates * S + min(s0 + q % kStates, S - 1)][k];
   }
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-  // After the butterfly, sum r sits in lanes r * kForwardLanesPerSum...; its first lane owns it.
-  const int r = lane / kForwardLanesPerSum, gate = r / kStates, s = s0 + r % kStates;
-  const bool owner = lane % kForwardLanesPerSum == 0 && r < kGateRows && s < S;
-  const int fs = s0 + lane;  // the state whose cell lane < kStates updates
-  const bool finisher = lane < kStates && fs < S;
-  const T bias = owner ? p.bias[gate * S + s] : T(0);
-  const int j = lane % kStates;
+  // The bias of the sum a lane owns after an exchange of one row's sums, and after one of kPack rows'.
+  auto bias_of = [&](auto lanes) { return lanes.owner ? p.bias[lanes.gate * S + lanes.s] : T(0); };
+  const T bias = bias_of(ForwardLanes<kStates, 1>(lane, s0, S));
+  const T packed_bias = bias_of(ForwardLanes<kStates, kPack>(lane, s0, S));
   for (int e = threadIdx.x; e < p.B * kStates; e += kThreads)
     if (s0 + e % kStates < S) save_h0(p, e / kStates, s0 + e % kStates);
   // The block's own inputs of a pass (no other block writes them): its gates'
@@ -193,18 +248,14 @@ __global__ void __launch_bounds__(kThreads, 1) forward_persistent(SequenceForwar
         constexpr int R = decltype(group)::value;
         T acc[R][kForwardSums] = {};
         recurrent_sums<R, kGateRows>(w, staged_h + first * S, S, lane, acc);
+        constexpr int P = rows_per_exchange(R, kForwardSums);
 #pragma unroll
-        for (int row = 0; row < R; ++row) {
-          const int staged_row = first + row, b = b0 + staged_row;
-          const T g = butterfly_sum(acc[row], lane) +
-                      (r < kGateRows ? staged_in[staged_row * kGateRows + r] : T(0)) + bias;
-          const T activated = gate < 2 ? sigmoid(g) : elu(g);
-          if (owner && p.reserve != nullptr)
-            p.plane(kPlaneGate0 + gate, t)[int64_t(b) * S + s] = g;
-          const T i = __shfl_sync(0xffffffffu, activated, kForwardLanesPerSum * j);
-          const T o = __shfl_sync(0xffffffffu, activated, kForwardLanesPerSum * (kStates + j));
-          const T z = __shfl_sync(0xffffffffu, activated, kForwardLanesPerSum * (2 * kStates + j));
-          if (finisher) finish_cell(p, t, b, fs, i, o, z, staged_cell[staged_row * kStates + lane]);
+        for (int row = 0; row < R; row += P) {
+          T sums[P * kForwardSums];
+#pragma unroll
+          for (int e = 0; e < P * kForwardSums; ++e) sums[e] = acc[row + e / kForwardSums][e % kForwardSums];
+          finish_rows<kStates, P>(p, t, b0, first + row, sums, P == 1 ? bias : packed_bias, staged_in, staged_cell,
+                                  s0, lane);
         }
       });
     }
@@ -220,7 +271,6 @@ __global__ void __launch_bounds__(kThreads, 1) forward_persistent(SequenceForwar
 
 template <typename T, int kStates>
 __global__ void __launch_bounds__(kThreads, 1) backward_persistent(SequenceBackwardTensors<T> p, int rows) {
-  constexpr int kBackwardLanesPerSum = kWarp / kStates;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   T* w = reinterpret_cast<T*>(shared_bytes);  // [3S][kStates]: w[n][j] = W_h[n][state j]
   const int S = p.S, G = 3 * S, s0 = blockIdx.x * kStates;
@@ -230,8 +280,6 @@ __global__ void __launch_bounds__(kThreads, 1) backward_persistent(SequenceBackw
   }
   __syncthreads();
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-  const int j = lane / kBackwardLanesPerSum, s = s0 + j;
-  const bool owner = lane % kBackwardLanesPerSum == 0 && s < S;
   T* staged = w + padded<T>(int64_t(G) * kStates);  // [rows][3S]: rows of dG_t
   // A thread's first element of phase A: its saved values are loaded one step ahead, during the barrier.
   const int b_first = threadIdx.x / kStates, s_first = s0 + threadIdx.x % kStates;
@@ -271,10 +319,17 @@ __global__ void __launch_bounds__(kThreads, 1) backward_persistent(SequenceBackw
             for (int q = 0; q < kStates; ++q) acc[row][q] += g * wn[q];
           }
         }
+        // P rows' sums a butterfly exchange: sum m (row m / kStates, state m % kStates) in lanes m L...
+        constexpr int P = rows_per_exchange(R, kStates), L = kWarp / (P * kStates);
+        const int m = lane / L, j = m % kStates, s = s0 + j;
+        const bool owner = lane % L == 0 && s < S;
 #pragma unroll
-        for (int row = 0; row < R; ++row) {
-          const int b = b0 + first + row;
-          const T sum = butterfly_sum(acc[row], lane);
+        for (int row = 0; row < R; row += P) {
+          T sums[P * kStates];
+#pragma unroll
+          for (int e = 0; e < P * kStates; ++e) sums[e] = acc[row + e / kStates][e % kStates];
+          const T sum = butterfly_sum(sums, lane);
+          const int b = b0 + first + row + m / kStates;
           if (owner) {
             if (t > 0)
               p.dh[int64_t(b) * S + s] = sum;
@@ -333,8 +388,9 @@ struct Plan {
 
 // The most rows that fit beside the block's 3 states S weights when every
 // block must be resident at once, each row taking row_elements, rounded down
-// to whole groups of `group` rows (every warp's rows, see for_row_groups)
-// where a pass holds some but not all of B; then a check of the occupancy
+// to a multiple of `group` rows (the rows worth grouping, see
+// for_row_groups) where a pass holds some but not all of B and at least
+// `group`; then a check of the occupancy
 // the compiler's registers allow. Plans are cached: a call's plan costs a
 // lookup.
 template <typename T>
@@ -376,13 +432,13 @@ template <typename T, int kStates>
 Plan forward_plan(int64_t S, int64_t B) {
   // A forward row stages h, the block's 3 kStates input sums and its kStates cells.
   return plan<T>(reinterpret_cast<const void*>(forward_persistent<T, kStates>), kStates, S, B, S + 4 * kStates,
-                 kWarps * kForwardRowsPerWarp<T>);
+                 kGroupedRowsAtLeast<kForwardRowsPerWarp<T>>);
 }
 
 template <typename T, int kStates>
 Plan backward_plan(int64_t S, int64_t B) {
   return plan<T>(reinterpret_cast<const void*>(backward_persistent<T, kStates>), kStates, S, B, 3 * S,
-                 kWarps * kBackwardRowsPerWarp<T>);
+                 kGroupedRowsAtLeast<kBackwardRowsPerWarp<T>>);
 }
 
 // Calls body.template operator()<kStates>() with the states per block that S takes.
