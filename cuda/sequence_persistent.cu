@@ -25,7 +25,8 @@ namespace {
 // that small S uses more of the GPU): in the forward pass their 3 x kStates
 // rows of W_h (i, o and z of each), in the backward pass the same states'
 // kStates columns of W_h over all 3S gates; both are 3 kStates S weights.
-// Its warps take the batch rows in turn. Nothing a block writes in one step
+// Its warps take the batch rows in turn, several at once where there are
+// enough (see for_row_groups). Nothing a block writes in one step
 // is read by another block in that step: the grid barrier between steps is
 // the only one the kernels need.
 constexpr int kMaxStates = 4;
