@@ -137,14 +137,19 @@ lltm_tensor contiguous_like(const lltm_tensor& like, void* data) {
 
 namespace {
 
+// Checks a tensor argument (check_tensor) and returns the bytes it spans.
+Span checked_span(const char* fn, const Named& arg, bool output, int64_t bytes_per_element) {
+  return span_of(*arg.t, check_tensor(arg.t, fn, arg.name, output), bytes_per_element);
+}
+
 // Returns the tensor's span.
 Span check_contiguous_like(const char* fn, const lltm_tensor* t, const char* name, const lltm_tensor* param,
                            bool output, int32_t dtype) {
-  const int64_t last = check_tensor(t, fn, name, output);
+  const Span span = checked_span(fn, {t, name}, output, element_size(dtype));
   if (t != param) check_same_sizes(fn, t, name, param, "param");
   if (!is_contiguous(*t))
     fail(LLTM_ERR_INVALID_SHAPE, std::string(fn) + ": '" + name + "' must be contiguous");
-  return span_of(*t, last, element_size(dtype));
+  return span;
 }
 
 void check_range(const char* fn, const char* name, double v, double lo, double hi, bool hi_open) {
@@ -199,9 +204,9 @@ Sizes validate(const ForwardArgs& a, const char* fn, int32_t dtype) {
   const int64_t size = element_size(dtype);
   Span in[std::size(inputs)], out[std::size(outputs)];
   for (size_t i = 0; i < std::size(inputs); ++i)
-    in[i] = span_of(*inputs[i].t, check_tensor(inputs[i].t, fn, inputs[i].name, false), size);
+    in[i] = checked_span(fn, inputs[i], false, size);
   for (size_t o = 0; o < std::size(outputs); ++o)
-    out[o] = span_of(*outputs[o].t, check_tensor(outputs[o].t, fn, outputs[o].name, true), size);
+    out[o] = checked_span(fn, outputs[o], true, size);
   check_rank(fn, a.input, "input", 2);
   check_rank(fn, a.old_h, "old_h", 2);
   const int64_t B = a.input->sizes[0], F = a.input->sizes[1], S = a.old_h->sizes[1];
@@ -231,9 +236,9 @@ Sizes validate(const BackwardArgs& a, const char* fn, int32_t dtype) {
   const int64_t size = element_size(dtype);
   Span in[std::size(inputs)], out[std::size(outputs)];
   for (size_t i = 0; i < std::size(inputs); ++i)
-    in[i] = span_of(*inputs[i].t, check_tensor(inputs[i].t, fn, inputs[i].name, false), size);
+    in[i] = checked_span(fn, inputs[i], false, size);
   for (size_t o = 0; o < std::size(outputs); ++o)
-    out[o] = span_of(*outputs[o].t, check_tensor(outputs[o].t, fn, outputs[o].name, true), size);
+    out[o] = checked_span(fn, outputs[o], true, size);
   check_rank(fn, a.grad_h, "grad_h", 2);
   check_rank(fn, a.X, "X", 2);
   const int64_t B = a.grad_h->sizes[0], S = a.grad_h->sizes[1], F = a.X->sizes[1] - S;
@@ -320,9 +325,9 @@ SequenceSizes validate(const SequenceForwardArgs& a, uint64_t reserve_bytes, boo
   const int64_t size = element_size(dtype);
   Span in[std::size(inputs)], out[std::size(outputs)];
   for (size_t i = 0; i < std::size(inputs); ++i)
-    in[i] = span_of(*inputs[i].t, check_tensor(inputs[i].t, fn, inputs[i].name, false), size);
+    in[i] = checked_span(fn, inputs[i], false, size);
   for (size_t o = 0; o < 3; ++o)
-    out[o] = span_of(*outputs[o].t, check_tensor(outputs[o].t, fn, outputs[o].name, true), size);
+    out[o] = checked_span(fn, outputs[o], true, size);
   check_rank(fn, a.inputs, "inputs", 3);
   check_rank(fn, a.h0, "h0", 2);
   const int64_t T = a.inputs->sizes[0], B = a.inputs->sizes[1], F = a.inputs->sizes[2], S = a.h0->sizes[1];
@@ -361,9 +366,9 @@ SequenceSizes validate(const SequenceBackwardArgs& a, uint64_t reserve_bytes, in
   Span in[std::size(inputs)], out[std::size(outputs)];
   for (size_t i = 0; i < std::size(inputs); ++i)
     if (i != 3 && (i < 4 || inputs[i].t != nullptr))
-      in[i] = span_of(*inputs[i].t, check_tensor(inputs[i].t, fn, inputs[i].name, false), size);
+      in[i] = checked_span(fn, inputs[i], false, size);
   for (size_t o = 0; o < std::size(outputs); ++o)
-    out[o] = span_of(*outputs[o].t, check_tensor(outputs[o].t, fn, outputs[o].name, true), size);
+    out[o] = checked_span(fn, outputs[o], true, size);
   check_rank(fn, a.inputs, "inputs", 3);
   check_rank(fn, a.h0, "h0", 2);
   const int64_t T = a.inputs->sizes[0], B = a.inputs->sizes[1], F = a.inputs->sizes[2], S = a.h0->sizes[1];
