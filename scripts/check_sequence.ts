@@ -8,7 +8,7 @@
  * usage: bun scripts/check_sequence.ts [--cuda] [-v]
  */
 import { type DType, lltmSequenceBackward, lltmSequenceBackwardAccumulate, lltmSequenceForward, relativeError, Tensor } from "../ts/index.ts";
-import { type Layout, makeInput } from "../tests/helpers.ts";
+import { type Layout, makeInput, norm } from "../tests/helpers.ts";
 import { makeSequence, makeWeights, type SequenceLayout, sequenceTolerance } from "../tests/sequence_helpers.ts";
 import { type Gradient, referenceSequence } from "../tests/sequence_reference.ts";
 import { parseArgs } from "./args.ts";
@@ -55,12 +55,6 @@ const cases: Case[] = [
   { T: 2, B: 2, F: 3, S: 600, inputs: "contiguous", weights: "contiguous", accumulate: false },
   { T: 2, B: 5, F: 3, S: 600, inputs: "contiguous", weights: "contiguous", accumulate: false },
 ];
-
-function norm(a: ArrayLike<number>): number {
-  let sum = 0;
-  for (let i = 0; i < a.length; i++) sum += a[i]! ** 2;
-  return Math.sqrt(sum);
-}
 
 /**
  * The relative error against the reference, or for a gradient whose terms

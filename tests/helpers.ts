@@ -6,6 +6,13 @@ import { type DeviceLike, type DType, Tensor } from "../ts/index.ts";
 /** Relative error bounds against the float64 reference. */
 export const tolerance: Record<DType, number> = { float64: 1e-12, float32: 1e-5 };
 
+/** The Euclidean norm of the values. */
+export function norm(a: ArrayLike<number>): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += a[i]! ** 2;
+  return Math.sqrt(sum);
+}
+
 /**
  * The error of `actual` against the reference `expected`, relative to the
  * reference's norm but never to less than that of values of size one. The

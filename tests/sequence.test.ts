@@ -14,7 +14,7 @@ import {
 } from "../ts/index.ts";
 import { native } from "../ts/native/library.ts";
 import { assert, assertEquals, cudaSkipReason, test } from "./harness.ts";
-import { disposeAll, dtype, layout, makeInput } from "./helpers.ts";
+import { disposeAll, dtype, layout, makeInput, norm } from "./helpers.ts";
 import {
   assertProperty, magnitudeTolerance, makeSequence, makeWeights, sequenceCase, sequenceLayout, sequenceTolerance,
 } from "./sequence_helpers.ts";
@@ -23,12 +23,6 @@ import { type Gradient, referenceSequence } from "./sequence_reference.ts";
 const devices = [["cpu", false], ["cuda", cudaSkipReason()]] as const;
 /** Random cases per device; LLTM_SEQUENCE_CASES raises it for a longer search. */
 const cases = Number((globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env.LLTM_SEQUENCE_CASES ?? 60);
-
-function norm(a: ArrayLike<number>): number {
-  let sum = 0;
-  for (let i = 0; i < a.length; i++) sum += a[i]! ** 2;
-  return Math.sqrt(sum);
-}
 
 /** The magnitudes of a gradient's terms (see sequence_reference.ts) and the error allowed relative to them. */
 interface Magnitude {
