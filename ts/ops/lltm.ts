@@ -5,10 +5,10 @@
  * shape and stride before any kernel runs, and its messages come back with
  * these functions' argument names.
  */
-import type { Device } from "../device.ts";
 import { LLTMError } from "../errors.ts";
 import * as native from "../native/index.ts";
-import { disposedError, GroupLayout, Tensor } from "../tensor.ts";
+import { disposedError, Tensor } from "../tensor.ts";
+import { Outputs } from "./outputs.ts";
 
 export interface LLTMForwardResult extends Disposable {
   newH: Tensor;
@@ -146,35 +146,9 @@ class StateGradients extends ResultGroup implements LLTMStateGradients {
   }
 }
 
-/**
- * The outputs of one op, laid out for the sizes and dtype of its last call
- * (calls repeat them, step after step). The sizes are read from the inputs
- * without checking them: where a rank is wrong, a size of 1 stands in, and
- * the library refuses the call (naming the argument) before anything is written.
- */
-class Outputs {
-  private B = 0;
-  private F = 0;
-  private S = 0;
-  private layout: GroupLayout | undefined;
-  private readonly shapes: (B: number, F: number, S: number) => number[][];
-
-  constructor(shapes: (B: number, F: number, S: number) => number[][]) {
-    this.shapes = shapes;
-  }
-
-  allocate(B: number, F: number, S: number, dtype: Tensor["dtype"], device: Device): Tensor[] {
-    let layout = this.layout;
-    if (!layout || B !== this.B || F !== this.F || S !== this.S || dtype !== layout.dtype) {
-      layout = this.layout = new GroupLayout(this.shapes(B, F, S), dtype);
-      this.B = B;
-      this.F = F;
-      this.S = S;
-    }
-    return layout.allocate(device);
-  }
-}
-
+// Sized by the inputs without checking them: where a rank is wrong, a size of
+// 1 stands in, and the library refuses the call (naming the argument) before
+// anything is written.
 const forwardOutputs = new Outputs((B, F, S) => [[B, S], [B, S], [B, S], [B, S], [B, S], [B, S + F], [B, 3 * S]]);
 const backwardOutputs = new Outputs((B, F, S) => [[B, S], [B, F], [3 * S, S + F], [3 * S], [B, S]]);
 const stateGradientOutputs = new Outputs((B, F, S) => [[B, S], [B, F], [B, S]]);
@@ -183,7 +157,7 @@ const stateGradientOutputs = new Outputs((B, F, S) => [[B, S], [B, F], [B, S]]);
 export function lltmForward(input: Tensor, weights: Tensor, bias: Tensor, oldH: Tensor, oldCell: Tensor): LLTMForwardResult {
   const ins = [input, weights, bias, oldH, oldCell];
   checkCommon("lltmForward", FORWARD_ARGS, ins);
-  const out = forwardOutputs.allocate(input.shape[0]!, input.shape[1] ?? 1, oldH.shape[1] ?? 1, input.dtype, input.device);
+  const out = forwardOutputs.allocate(input.dtype, input.device, input.shape[0]!, input.shape[1] ?? 1, oldH.shape[1] ?? 1);
   run(forward, ins, out);
   return new ForwardResult(out);
 }
@@ -216,7 +190,7 @@ export function lltmBackward(
   const ins = [gradH, gradCell, newCell, inputGate, outputGate, candidateCell, X, gateWeights, weights];
   checkCommon("lltmBackward", BACKWARD_ARGS, ins);
   const S = gradH.shape[1] ?? 1;
-  const out = backwardOutputs.allocate(gradH.shape[0]!, backwardFeatures(X, S), S, gradH.dtype, gradH.device);
+  const out = backwardOutputs.allocate(gradH.dtype, gradH.device, gradH.shape[0]!, backwardFeatures(X, S), S);
   run(backward, ins, out);
   return new BackwardResult(out);
 }
@@ -242,7 +216,7 @@ export function lltmBackwardAccumulate(
   const args = [gradH, gradCell, newCell, inputGate, outputGate, candidateCell, X, gateWeights, weights, dWeights, dBias];
   checkCommon(fn, ACCUMULATE_ARGS, args);
   const S = gradH.shape[1] ?? 1;
-  const out = stateGradientOutputs.allocate(gradH.shape[0]!, backwardFeatures(X, S), S, gradH.dtype, gradH.device);
+  const out = stateGradientOutputs.allocate(gradH.dtype, gradH.device, gradH.shape[0]!, backwardFeatures(X, S), S);
   run(backwardAccumulate, args, out);
   return new StateGradients(out);
 }

@@ -8,10 +8,11 @@
  * what the library cannot see is checked here (live Tensors, one dtype, one
  * device); the library checks shapes and strides before anything runs.
  */
-import { type DType, itemSize } from "../dtype.ts";
+import { itemSize } from "../dtype.ts";
 import * as native from "../native/index.ts";
-import { GroupLayout, Tensor } from "../tensor.ts";
+import { Tensor } from "../tensor.ts";
 import { checkCommon, disposeAll, run } from "./lltm.ts";
+import { Outputs } from "./outputs.ts";
 
 export interface LLTMSequenceForwardResult extends Disposable {
   /** Every step's h, [T, B, S]. */
@@ -47,41 +48,11 @@ export interface SequenceForwardOptions {
 
 const FORWARD_ARGS = ["inputs", "weights", "bias", "h0", "c0"];
 
-/**
- * The outputs of one op laid out for the sizes and dtype of its last call
- * (a training loop repeats them), so that a call computes no layout and its
- * tensors share shape and stride arrays with the last call's, which the
- * native layer then does not describe again (as lltm.ts's Outputs for the step).
- */
-class SequenceOutputs {
-  private readonly sizes = [0, 0, 0, 0, 0];
-  private layout: GroupLayout | undefined;
-  private readonly shapes: (T: number, B: number, F: number, S: number, extra: number) => number[][];
-
-  constructor(shapes: (T: number, B: number, F: number, S: number, extra: number) => number[][]) {
-    this.shapes = shapes;
-  }
-
-  /** The layout for these sizes; `extra` is a size of the op's own (the reserve's elements). */
-  layoutFor(T: number, B: number, F: number, S: number, dtype: DType, extra = 0): GroupLayout {
-    const n = this.sizes;
-    if (this.layout === undefined || dtype !== this.layout.dtype || T !== n[0] || B !== n[1] || F !== n[2] || S !== n[3] || extra !== n[4]) {
-      this.layout = new GroupLayout(this.shapes(T, B, F, S, extra), dtype);
-      n[0] = T;
-      n[1] = B;
-      n[2] = F;
-      n[3] = S;
-      n[4] = extra;
-    }
-    return this.layout;
-  }
-}
-
-const forwardOutputs = new SequenceOutputs((T, B, _F, S) => [[T, B, S], [B, S], [B, S]]);
+const forwardOutputs = new Outputs((T, B, _F, S) => [[T, B, S], [B, S], [B, S]]);
 // The reserve is an allocation of its own, so that it can be freed after backward while the outputs live on.
-const reserveOutput = new SequenceOutputs((_T, _B, _F, _S, elements) => [[elements]]);
-const backwardOutputs = new SequenceOutputs((T, B, F, S) => [[T, B, F], [3 * S, S + F], [3 * S], [B, S], [B, S]]);
-const stateGradientOutputs = new SequenceOutputs((T, B, F, S) => [[T, B, F], [B, S], [B, S]]);
+const reserveOutput = new Outputs((_T, _B, _F, _S, elements) => [[elements]]);
+const backwardOutputs = new Outputs((T, B, F, S) => [[T, B, F], [3 * S, S + F], [3 * S], [B, S], [B, S]]);
+const stateGradientOutputs = new Outputs((T, B, F, S) => [[T, B, F], [B, S], [B, S]]);
 
 /*
  * The outputs' sizes are read from the inputs without checking them: where
@@ -102,8 +73,8 @@ export function lltmSequenceForward(
   const { dtype, device } = inputs;
   const { T, B, F, S } = sizes(inputs, h0);
   const bytes = options.training ?? true ? native.sequenceReserveBytes(fn, T, B, F, S, dtype, device) : 0;
-  const reserve = bytes > 0 ? reserveOutput.layoutFor(T, B, F, S, dtype, bytes / itemSize(dtype)).allocate(device)[0] : undefined;
-  const out = forwardOutputs.layoutFor(T, B, F, S, dtype).allocate(device);
+  const reserve = bytes > 0 ? reserveOutput.allocate(dtype, device, T, B, F, S, bytes / itemSize(dtype))[0] : undefined;
+  const out = forwardOutputs.allocate(dtype, device, T, B, F, S);
   if (reserve) out.push(reserve);
   run((a, o) => native.sequenceForward(fn, a, o, reserve, bytes), ins, out);
   const dispose = () => disposeAll(out);
@@ -142,7 +113,7 @@ export function lltmSequenceBackward(
   checkBackward(fn, grads, [inputs, weights, h0, reserve]);
   const { dtype, device } = inputs;
   const { T, B, F, S } = sizes(inputs, h0);
-  const out = backwardOutputs.layoutFor(T, B, F, S, dtype).allocate(device);
+  const out = backwardOutputs.allocate(dtype, device, T, B, F, S);
   const bytes = reserve.numel * itemSize(dtype);
   run((a, o) => native.sequenceBackward(fn, grads, reserve, bytes, a, o, false), [inputs, weights, h0], out);
   const dispose = () => disposeAll(out);
@@ -165,7 +136,7 @@ export function lltmSequenceBackwardAccumulate(
   checkBackward(fn, grads, [inputs, weights, h0, reserve], [dWeights, dBias], ["dWeights", "dBias"]);
   const { dtype, device } = inputs;
   const { T, B, F, S } = sizes(inputs, h0);
-  const out = stateGradientOutputs.layoutFor(T, B, F, S, dtype).allocate(device);
+  const out = stateGradientOutputs.allocate(dtype, device, T, B, F, S);
   const bytes = reserve.numel * itemSize(dtype);
   try {
     native.sequenceBackward(fn, grads, reserve, bytes, [inputs, weights, h0], [out[0]!, dWeights, dBias, out[1]!, out[2]!], true);
