@@ -8,7 +8,7 @@
  * usage: bun scripts/check_sequence.ts [--cuda] [-v]
  */
 import { type DType, lltmSequenceBackward, lltmSequenceBackwardAccumulate, lltmSequenceForward, relativeError, Tensor } from "../ts/index.ts";
-import { type Layout, makeInput, norm } from "../tests/helpers.ts";
+import { distance, type Layout, makeInput, norm } from "../tests/helpers.ts";
 import { makeSequence, makeWeights, type SequenceLayout, sequenceTolerance } from "../tests/sequence_helpers.ts";
 import { type Gradient, referenceSequence } from "../tests/sequence_reference.ts";
 import { parseArgs } from "./args.ts";
@@ -64,7 +64,7 @@ const cases: Case[] = [
 function error(actual: ArrayLike<number>, expected: ArrayLike<number>, tol: number, magnitude?: ArrayLike<number>): number {
   const err = relativeError(actual, expected);
   if (err <= tol || magnitude === undefined) return err;
-  const diff = norm(Float64Array.from(actual, (v, i) => v - expected[i]!));
+  const diff = distance(actual, expected);
   return Math.min(err, (diff / norm(magnitude)) * 10);
 }
 

@@ -13,6 +13,11 @@ export function norm(a: ArrayLike<number>): number {
   return Math.sqrt(sum);
 }
 
+/** The Euclidean norm of actual - expected. */
+export function distance(actual: ArrayLike<number>, expected: ArrayLike<number>): number {
+  return norm(Float64Array.from(actual, (v, i) => v - expected[i]!));
+}
+
 /**
  * The error of `actual` against the reference `expected`, relative to the
  * reference's norm but never to less than that of values of size one. The
@@ -23,12 +28,7 @@ export function norm(a: ArrayLike<number>): number {
  */
 export function referenceError(actual: ArrayLike<number>, expected: ArrayLike<number>): number {
   if (actual.length !== expected.length) throw new Error(`referenceError: lengths ${actual.length} and ${expected.length} differ`);
-  let diff = 0, norm = 0;
-  for (let i = 0; i < expected.length; i++) {
-    diff += (actual[i]! - expected[i]!) ** 2;
-    norm += expected[i]! ** 2;
-  }
-  return Math.sqrt(diff / Math.max(norm, expected.length));
+  return distance(actual, expected) / Math.max(norm(expected), Math.sqrt(expected.length));
 }
 
 /** How a test tensor of a given logical shape is laid out in memory. */

@@ -14,7 +14,7 @@ import {
 } from "../ts/index.ts";
 import { native } from "../ts/native/library.ts";
 import { assert, assertEquals, cudaSkipReason, test } from "./harness.ts";
-import { disposeAll, dtype, layout, makeInput, norm } from "./helpers.ts";
+import { distance, disposeAll, dtype, layout, makeInput, norm } from "./helpers.ts";
 import {
   assertProperty, magnitudeTolerance, makeSequence, makeWeights, sequenceCase, sequenceLayout, sequenceTolerance,
 } from "./sequence_helpers.ts";
@@ -46,7 +46,7 @@ function mismatch(
 ): string | undefined {
   const err = relativeError(actual, expected);
   if (err <= tol) return undefined;
-  const diff = norm(Float64Array.from(actual, (v, i) => v - expected[i]!));
+  const diff = distance(actual, expected);
   const floor = (actual instanceof Float32Array ? 1e-30 : 1e-290) * Math.sqrt(actual.length);
   if (diff <= floor) return undefined;
   if (magnitude === undefined) return `relative error ${err} > ${tol}`;
