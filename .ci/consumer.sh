@@ -17,7 +17,8 @@ cd "$repo"
 pin() { node -p "require('./package.json').devDependencies['$1']"; }
 tools=("bun@$(pin bun)" "deno@$(pin deno)" "node@$(pin node)" "typescript@$(pin typescript)")
 npm pack --silent --pack-destination "$work/tarballs" >/dev/null
-node_modules/.bin/bun scripts/build-prebuilt.ts >/dev/null
+# Its last line: what the library needs (it fails above the glibc floor).
+node_modules/.bin/bun scripts/build-prebuilt.ts | tail -n 1
 npm pack --silent --pack-destination "$work/tarballs" ./packages/linux-x64-gnu >/dev/null
 echo "consumer: packed $(cd "$work/tarballs" && echo *.tgz)"
 

@@ -4,9 +4,20 @@
 # machine's. Its copy stays private (--exclude-libs), so that liblltm never
 # binds to, or lends its symbols to, the libstdc++ that the host process
 # (Node, Bun, Deno) may have loaded. libgcc stays shared: its static unwinder
-# would need a newer glibc (_dl_find_object, 2.35) than the rest (2.34), and
-# --gc-sections drops the parts of libstdc++ that would need 2.36.
-option(LLTM_PORTABLE "Link libstdc++ statically into liblltm, keeping its symbols private" OFF)
+# would need a newer glibc (_dl_find_object, 2.35), and --gc-sections drops
+# the parts of libstdc++ that would need 2.36.
+#
+# The glibc floor: references are bound to the oldest versions of the symbols
+# whose version glibc raised since (dlopen, pthread_create: 2.34; fstat64:
+# 2.33; __libc_single_threaded: 2.32; exp, pow: 2.29), so that the library
+# loads on glibc 2.18 and newer (RHEL 8, Debian 10, Ubuntu 18.04, Amazon
+# Linux 2; Node's own builds need 2.28). What stays at 2.18 is
+# __cxa_thread_atexit_impl, glibc's half of thread_local destructors (the
+# per-thread last-error string). csrc/portable/glibc_compat.h (force-included
+# into every source) and glibc_compat.cpp (wrappers for the static libstdc++'s
+# references, through --wrap) say how and why, symbol by symbol;
+# scripts/build-prebuilt.ts fails when the result needs a newer glibc.
+option(LLTM_PORTABLE "Link libstdc++ statically into liblltm, keeping its symbols private, for glibc 2.18 and newer" OFF)
 if(LLTM_PORTABLE)
   if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "GNU" OR NOT CMAKE_SYSTEM_NAME STREQUAL "Linux")
     message(FATAL_ERROR "lltm: LLTM_PORTABLE needs GCC on Linux")
@@ -15,4 +26,20 @@ if(LLTM_PORTABLE)
     message(FATAL_ERROR "lltm: LLTM_PORTABLE and LLTM_NATIVE_ARCH exclude each other: a portable library must not use -march=native")
   endif()
   target_link_options(lltm PRIVATE -static-libstdc++ -Wl,--exclude-libs,ALL -Wl,--gc-sections -Wl,--as-needed)
+
+  set(LLTM_GLIBC_COMPAT_HEADER "${PROJECT_SOURCE_DIR}/csrc/portable/glibc_compat.h")
+  set(LLTM_GLIBC_COMPAT_TARGETS lltm_common lltm_core)
+  foreach(isa ${LLTM_CPU_ISAS})
+    list(APPEND LLTM_GLIBC_COMPAT_TARGETS lltm_cpu_${isa})
+  endforeach()
+  foreach(target ${LLTM_GLIBC_COMPAT_TARGETS})
+    target_compile_options(${target} PRIVATE "SHELL:-include ${LLTM_GLIBC_COMPAT_HEADER}")
+  endforeach()
+  target_sources(lltm PRIVATE csrc/portable/glibc_compat.cpp)
+  target_link_options(lltm PRIVATE -Wl,--wrap=pthread_create -Wl,--wrap=pthread_once -Wl,--wrap=fstat64)
+  # Before glibc 2.34 the old dlopen and pthread_create live in these two, not
+  # in libc; since 2.34 they are empty stubs. Named in full (only the
+  # versioned names exist on new systems) and kept though no symbol resolves
+  # to them here, which --as-needed would otherwise drop.
+  target_link_libraries(lltm PRIVATE -Wl,--push-state,--no-as-needed -l:libdl.so.2 -l:libpthread.so.0 -Wl,--pop-state)
 endif()

@@ -3,8 +3,9 @@
  * packages/linux-x64-gnu/liblltm.so, and checks that it runs elsewhere: CPU
  * only, every kernel variant with the load-time choice (no -march=native),
  * libstdc++ linked in, so that it needs nothing but glibc and libgcc_s (GCC's
- * unwinder, present wherever glibc is); prints the newest glibc symbol
- * version it needs. Run it before `npm pack` of that package.
+ * unwinder, present wherever glibc is), and no glibc newer than glibcFloor
+ * (fails otherwise); prints what it needs. Run it before `npm pack` of that
+ * package.
  *
  * usage: bun scripts/build-prebuilt.ts [--out DIR]
  *   --out DIR  where to put liblltm.so (default: packages/linux-x64-gnu)
@@ -35,6 +36,12 @@ if (options.help) {
 }
 if (process.platform !== "linux" || process.arch !== "x64") fail(`this package is for linux x64; this is ${process.platform} ${process.arch}`);
 const out = options.out ?? `${root}packages/linux-x64-gnu`;
+
+// The oldest glibc the prebuilt library loads on, as the package's README and
+// lltm's promise; cmake/portable.cmake and csrc/portable/glibc_compat.* bind
+// the symbols that newer glibc versions raised to their older versions. A
+// build that needs anything newer fails here, naming the symbols.
+const glibcFloor = [2, 18] as const;
 const buildDir = `${root}build-prebuilt`;
 
 function run(cmd: string, argv: string[]): string {
@@ -65,11 +72,33 @@ const allowed = new Set(["libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.
 const needed = [...run("readelf", ["-d", "-W", library]).matchAll(/\(NEEDED\)\s+Shared library: \[(.+?)\]/g)].map((m) => m[1]!);
 const foreign = needed.filter((n) => !allowed.has(n));
 if (foreign.length > 0) fail(`${library} needs ${foreign.join(", ")}, beyond glibc and libgcc_s`);
-const versions = [...run("readelf", ["-V", "-W", library]).matchAll(/Name: (GLIBC_[0-9.]+)/g)].map((m) => m[1]!);
-const cxx = [...run("readelf", ["-V", "-W", library]).matchAll(/Name: ((?:GLIBCXX|CXXABI)_[0-9.]+)/g)].map((m) => m[1]!);
+const versionInfo = run("readelf", ["-V", "-W", library]);
+const cxx = [...versionInfo.matchAll(/Name: ((?:GLIBCXX|CXXABI)_[0-9.]+)/g)].map((m) => m[1]!);
 if (cxx.length > 0) fail(`${library} still needs ${cxx.join(", ")} from the C++ runtime`);
-const newest = versions.map((v) => v.slice(6).split(".").map(Number)).sort((a, b) => {
+
+// Every GLIBC_ version it needs must be a release no newer than the floor; a
+// GLIBC_PRIVATE or GLIBC_ABI_* requirement (ld.so internals, DT_RELR) ties it
+// to the build machine's glibc and fails too.
+type Version = readonly number[];
+const compare = (a: Version, b: Version) => {
   for (let i = 0; i < Math.max(a.length, b.length); i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) - (b[i] ?? 0);
   return 0;
-}).at(-1);
-console.log(`${library}: needs ${needed.join(", ")}; glibc >= ${newest?.join(".") ?? "any"}`);
+};
+const glibcNames = [...new Set([...versionInfo.matchAll(/Name: (GLIBC_\S+)/g)].map((m) => m[1]!))];
+const unnumbered = glibcNames.filter((n) => !/^GLIBC_[0-9]+(\.[0-9]+)+$/.test(n));
+if (unnumbered.length > 0) fail(`${library} needs ${unnumbered.join(", ")}, which only the build machine's glibc may have`);
+const versions = glibcNames.map((n) => n.slice(6).split(".").map(Number)).sort(compare);
+const newest = versions.at(-1);
+const floor = glibcFloor.join(".");
+if (newest !== undefined && compare(newest, glibcFloor) > 0) {
+  const symbols = run("objdump", ["-T", library]).split("\n")
+    .map((line) => /\(?GLIBC_([0-9.]+)\)?\s+(\S+)$/.exec(line))
+    .filter((m): m is RegExpExecArray => m !== null && compare(m[1]!.split(".").map(Number), glibcFloor) > 0)
+    .map((m) => `${m[2]}@GLIBC_${m[1]}`);
+  fail(`${library} needs glibc ${newest.join(".")}, newer than the floor ${floor} (scripts/build-prebuilt.ts glibcFloor): ` +
+    `${symbols.join(", ")}. Bind them to an older version in csrc/portable/glibc_compat.*, or raise the floor and the READMEs with it`);
+}
+// Before 2.34 the old dlopen and pthread_create live in libdl and libpthread, not in libc.
+const moved = ["libdl.so.2", "libpthread.so.0"].filter((n) => !needed.includes(n));
+if (compare(glibcFloor, [2, 34]) < 0 && moved.length > 0) fail(`${library} does not list ${moved.join(", ")} as needed, which glibc before 2.34 requires`);
+console.log(`${library}: needs ${needed.join(", ")}; glibc >= ${newest?.join(".") ?? "any"} (floor ${floor}: ok)`);

@@ -1,0 +1,53 @@
+// The portable build's (LLTM_PORTABLE) bindings to old glibc symbol versions
+// for references that glibc_compat.h cannot reach: those inside the static
+// libstdc++ (compiled long before, against the build machine's glibc). The
+// link step redirects them here with --wrap (cmake/portable.cmake), and each
+// wrapper calls the oldest version of the function, bound by .symver to an
+// alias of our own name (a name --wrap leaves alone). Compiled only into the
+// portable build; scripts/build-prebuilt.ts checks the glibc floor it reaches.
+#include <pthread.h>
+#include <sys/stat.h>
+
+#define LLTM_COMPAT extern "C" __attribute__((visibility("hidden")))
+
+// pthread_create (std::thread, the thread pool's workers) and pthread_once
+// (std::call_once, libstdc++'s locale set-up) moved from libpthread into libc
+// in 2.34 and took a new version there; the old version is the same function
+// (2.34+ keeps it in libc, and libpthread.so.0 remains as an empty stub).
+// Before 2.34 it lives in libpthread.so.0, which cmake/portable.cmake
+// therefore keeps as NEEDED.
+extern "C" int lltm_glibc225_pthread_create(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+extern "C" int lltm_glibc225_pthread_once(pthread_once_t*, void (*)());
+__asm__(".symver lltm_glibc225_pthread_create, pthread_create@GLIBC_2.2.5");
+__asm__(".symver lltm_glibc225_pthread_once, pthread_once@GLIBC_2.2.5");
+
+LLTM_COMPAT int __wrap_pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*), void* arg) {
+  return lltm_glibc225_pthread_create(thread, attr, start, arg);
+}
+
+LLTM_COMPAT int __wrap_pthread_once(pthread_once_t* once, void (*init)()) {
+  return lltm_glibc225_pthread_once(once, init);
+}
+
+// fstat64 (std::filebuf, which cpu_count.cpp's std::ifstream uses to read the
+// cgroup files) became a real libc function only in 2.33; before, <sys/stat.h>
+// turned it into a call of __fxstat64 with the structure's version number,
+// which every glibc since still exports (1, _STAT_VER_LINUX on x86-64: the
+// struct stat64 layout of today's headers).
+extern "C" int __fxstat64(int version, int fd, struct stat64* buf);
+
+LLTM_COMPAT int __wrap_fstat64(int fd, struct stat64* buf) {
+  constexpr int stat_ver_linux = 1;
+  return __fxstat64(stat_ver_linux, fd, buf);
+}
+
+// glibc 2.32 added the variable __libc_single_threaded, which libstdc++ reads
+// to skip atomic operations on reference counts (std::string, std::locale,
+// shared_ptr) while a process has one thread. This hidden definition takes the
+// place of glibc's for liblltm and its libstdc++, with the value that is
+// always safe: 0, "there may be other threads" (the library starts a thread
+// pool, and its host runtime has threads of its own), so every count stays
+// atomic, as it would be in any process with threads.
+extern "C" {
+__attribute__((visibility("hidden"))) char __libc_single_threaded = 0;
+}
