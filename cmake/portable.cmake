@@ -1,9 +1,10 @@
 # LLTM_PORTABLE=ON links libstdc++ into liblltm (for the prebuilt package,
 # scripts/build-prebuilt.ts): then the library needs only glibc and libgcc_s
 # of the machine that runs it, not a libstdc++ at least as new as the build
-# machine's. Its copy stays private (--exclude-libs), so that liblltm never
-# binds to, or lends its symbols to, the libstdc++ that the host process
-# (Node, Bun, Deno) may have loaded. libgcc stays shared: its static unwinder
+# machine's. Its copy stays private (--exclude-libs, and a version script
+# that exports lltm.h's functions alone), so that liblltm never binds to, or
+# lends its symbols to, the libstdc++ that the host process (Node, Bun, Deno)
+# may have loaded. libgcc stays shared: its static unwinder
 # would need a newer glibc (_dl_find_object, 2.35), and --gc-sections drops
 # the parts of libstdc++ that would need 2.36.
 #
@@ -25,7 +26,9 @@ if(LLTM_PORTABLE)
   if(LLTM_NATIVE_ARCH)
     message(FATAL_ERROR "lltm: LLTM_PORTABLE and LLTM_NATIVE_ARCH exclude each other: a portable library must not use -march=native")
   endif()
-  target_link_options(lltm PRIVATE -static-libstdc++ -Wl,--exclude-libs,ALL -Wl,--gc-sections -Wl,--as-needed)
+  target_link_options(lltm PRIVATE -static-libstdc++ -Wl,--exclude-libs,ALL -Wl,--gc-sections -Wl,--as-needed
+    "-Wl,--version-script=${PROJECT_SOURCE_DIR}/csrc/portable/exports.map")
+  set_property(TARGET lltm APPEND PROPERTY LINK_DEPENDS "${PROJECT_SOURCE_DIR}/csrc/portable/exports.map")
 
   set(LLTM_GLIBC_COMPAT_HEADER "${PROJECT_SOURCE_DIR}/csrc/portable/glibc_compat.h")
   set(LLTM_GLIBC_COMPAT_TARGETS lltm_common lltm_core)

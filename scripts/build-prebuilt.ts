@@ -72,6 +72,12 @@ const allowed = new Set(["libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.
 const needed = [...run("readelf", ["-d", "-W", library]).matchAll(/\(NEEDED\)\s+Shared library: \[(.+?)\]/g)].map((m) => m[1]!);
 const foreign = needed.filter((n) => !allowed.has(n));
 if (foreign.length > 0) fail(`${library} needs ${foreign.join(", ")}, beyond glibc and libgcc_s`);
+// What it exports: lltm.h's functions alone (csrc/portable/exports.map).
+const exported = run("objdump", ["-T", library]).split("\n")
+  .filter((line) => /^[0-9a-f]+\s/.test(line) && !line.includes("*UND*"))
+  .map((line) => line.trim().split(/\s+/).at(-1)!)
+  .filter((name) => !name.startsWith("lltm_"));
+if (exported.length > 0) fail(`${library} exports ${exported.join(", ")}, beyond lltm.h's lltm_* functions`);
 const versionInfo = run("readelf", ["-V", "-W", library]);
 const cxx = [...versionInfo.matchAll(/Name: ((?:GLIBCXX|CXXABI)_[0-9.]+)/g)].map((m) => m[1]!);
 if (cxx.length > 0) fail(`${library} still needs ${cxx.join(", ")} from the C++ runtime`);
