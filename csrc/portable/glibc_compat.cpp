@@ -33,8 +33,9 @@ LLTM_COMPAT int __wrap_pthread_once(pthread_once_t* once, void (*init)()) {
 // cgroup files) became a real libc function only in 2.33; before, <sys/stat.h>
 // turned it into a call of __fxstat64 with the structure's version number,
 // which every glibc since still exports (1, _STAT_VER_LINUX on x86-64: the
-// struct stat64 layout of today's headers).
-extern "C" int __fxstat64(int version, int fd, struct stat64* buf);
+// struct stat64 layout of today's headers). noexcept as in the headers of
+// glibc before 2.33, which still declare it.
+extern "C" int __fxstat64(int version, int fd, struct stat64* buf) noexcept;
 
 LLTM_COMPAT int __wrap_fstat64(int fd, struct stat64* buf) {
   constexpr int stat_ver_linux = 1;
