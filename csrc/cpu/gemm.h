@@ -42,6 +42,9 @@ struct Vector {
 // Rows of the micro-tile: 8 with 32 vector registers, 6 with 16 (MR x 2
 // accumulators plus the loaded B vectors and a broadcast must fit).
 constexpr int kTileRows = kRegisters >= 32 ? 8 : 6;
+// Rows of the kernel for a last, short block of rows: 4 x 2 accumulators
+// still cover the FMA latency (4 cycles at 2 a cycle).
+constexpr int kShortRows = 4;
 
 // Growable, 64-byte aligned scratch buffers kept per thread, type and Owner
 // between calls (so a call after the first allocates nothing): kSlots of
@@ -112,24 +115,38 @@ __attribute__((noinline)) void micro_kernel(int64_t kc, const T* const* rows, in
 // of NR columns: panel q holds kc rows of NR values, zero beyond nc.
 template <typename T, int NR>
 void pack_b(int64_t kc, int64_t nc, const T* b, int64_t bps, int64_t bjs, T* out) {
+  if (bjs == 1) {
+    // Row by row across all panels: each source row is read once, in order
+    // (panel by panel it would be re-read in NR-wide strips, a cache line per
+    // row from a new page each time), and full panels move as whole vectors.
+    using V = typename Vector<T>::type;
+    constexpr int L = Vector<T>::lanes;
+    const int64_t full = nc / NR * NR;
+    for (int64_t p = 0; p < kc; ++p) {
+      const T* src = b + p * bps;
+      T* dst = out + p * NR;
+      for (int64_t j0 = 0; j0 < full; j0 += NR, dst += kc * NR)
+        for (int v = 0; v < NR / L; ++v) {
+          V x;
+          std::memcpy(&x, src + j0 + v * L, sizeof x);
+          std::memcpy(dst + v * L, &x, sizeof x);
+        }
+      if (full < nc) {
+        for (int64_t j = 0; j < nc - full; ++j) dst[j] = src[full + j];
+        for (int64_t j = nc - full; j < NR; ++j) dst[j] = T(0);
+      }
+    }
+    return;
+  }
   for (int64_t j0 = 0; j0 < nc; j0 += NR) {
     const int64_t nr = std::min<int64_t>(NR, nc - j0);
     T* panel = out + (j0 / NR) * kc * NR;
-    if (bjs == 1) {
-      for (int64_t p = 0; p < kc; ++p) {
-        T* dst = panel + p * NR;
-        const T* src = b + p * bps + j0;
-        for (int64_t j = 0; j < nr; ++j) dst[j] = src[j];
-        for (int64_t j = nr; j < NR; ++j) dst[j] = T(0);
-      }
-    } else {
-      // Column-wise for a transposed B: each source column is read in order.
-      for (int64_t p = 0; p < kc; ++p)
-        for (int64_t j = nr; j < NR; ++j) panel[p * NR + j] = T(0);
-      for (int64_t j = 0; j < nr; ++j) {
-        const T* src = b + (j0 + j) * bjs;
-        for (int64_t p = 0; p < kc; ++p) panel[p * NR + j] = src[p * bps];
-      }
+    // Column-wise for a transposed B: each source column is read in order.
+    for (int64_t p = 0; p < kc; ++p)
+      for (int64_t j = nr; j < NR; ++j) panel[p * NR + j] = T(0);
+    for (int64_t j = 0; j < nr; ++j) {
+      const T* src = b + (j0 + j) * bjs;
+      for (int64_t p = 0; p < kc; ++p) panel[p * NR + j] = src[p * bps];
     }
   }
 }
@@ -142,6 +159,14 @@ struct GemmOperands {
   const T* b;       // B(0, 0)
   int64_t bps, bjs; // strides of B along p and j
 };
+
+// Whether kc steps of a matrix whose steps are `stride` elements apart span
+// no more than L1 holds (48 KB data caches on the CPUs this is tuned on; a
+// third of that leaves room for the other operand and the outputs).
+template <typename T>
+constexpr bool fits_l1(int64_t kc, int64_t stride) {
+  return kc * stride * int64_t(sizeof(T)) <= 32 * 1024;
+}
 
 // Computes rows [m0, m1) and columns [n0, n1) of C over p in [0, K) and hands
 // them over tile by tile as store(i0, rows, j0, cols, tile, tile_stride,
@@ -163,8 +188,9 @@ void gemm_tiles(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K,
   T* ap = scratch<T>(size_t(kc_max) * MR, 2);
   alignas(64) T tile[MR * NR];
   // B is read in place when its rows are contiguous and either few rows of
-  // A would reuse a packed copy or B is one panel laid out as packed (NR
-  // columns, rows NR apart).
+  // A would reuse a packed copy, or B is one panel laid out as packed (NR
+  // columns, rows NR apart), or a K-block of B spans no more than L1 holds
+  // (d_weights' X for a short batch), where every panel stays cached.
   const bool direct = op.bjs == 1 && (m1 - m0 <= 4 * MR || op.bps == NR);
   const T* rows[MR];
   for (int64_t jc = n0; jc < n1; jc += nc_max) {
@@ -184,19 +210,32 @@ void gemm_tiles(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K,
         // A strided along p (d_weights' dG^T) would take a new cache line
         // and page per step of the micro-kernel, for every panel of B: it is
         // packed once per row block into MR-interleaved rows instead (A(i, p)
-        // at ap[p * MR + i]), which the micro-kernel reads with aps = MR.
+        // at ap[p * MR + i]), which the micro-kernel reads with aps = MR;
+        // unless the K-block's span of A fits in L1 (a short batch), where
+        // those lines are read from L1 and packing would cost more.
         int64_t aps = op.aps;
-        if (op.aps != 1 && nc > NR) {
+        if (op.aps != 1 && nc > NR && !fits_l1<T>(kc, op.aps)) {
           for (int64_t p = 0; p < kc; ++p)
             for (int i = 0; i < MR; ++i) ap[p * MR + i] = rows[i][p * op.aps];
           for (int i = 0; i < MR; ++i) rows[i] = ap + i;
           aps = MR;
         }
         for (int64_t jr = 0; jr < nc; jr += NR) {
-          if (jr < packed_from)
-            micro_kernel<T, MR, NV, false>(kc, rows, aps, b_block + jr, op.bps, tile);
-          else
-            micro_kernel<T, MR, NV, true>(kc, rows, aps, bp + (jr / NR) * kc * NR, NR, tile);
+          // A last block of at most 4 rows takes the 4-row kernel (an AVX2
+          // batch of 16 is 6 + 6 + 4 rows: 1/9 of the multiply-adds would
+          // go to repeated rows).
+          const bool short_block = mr <= kShortRows && kShortRows < MR;
+          if (jr < packed_from) {
+            if (short_block)
+              micro_kernel<T, kShortRows, NV, false>(kc, rows, aps, b_block + jr, op.bps, tile);
+            else
+              micro_kernel<T, MR, NV, false>(kc, rows, aps, b_block + jr, op.bps, tile);
+          } else {
+            if (short_block)
+              micro_kernel<T, kShortRows, NV, true>(kc, rows, aps, bp + (jr / NR) * kc * NR, NR, tile);
+            else
+              micro_kernel<T, MR, NV, true>(kc, rows, aps, bp + (jr / NR) * kc * NR, NR, tile);
+          }
           const int64_t nr = std::min<int64_t>(NR, nc - jr);
           store(ic, mr, jc + jr, nr, static_cast<const T*>(tile), int64_t(NR), pc == 0);
         }
