@@ -161,8 +161,8 @@ struct GemmOperands {
 };
 
 // Whether kc steps of a matrix whose steps are `stride` elements apart span
-// no more than L1 holds (48 KB data caches on the CPUs this is tuned on; a
-// third of that leaves room for the other operand and the outputs).
+// no more than L1 holds beside the other operand's panel (of the 48 KB data
+// cache of the CPUs this is tuned on).
 template <typename T>
 constexpr bool fits_l1(int64_t kc, int64_t stride) {
   return kc * stride * int64_t(sizeof(T)) <= 32 * 1024;
@@ -188,9 +188,8 @@ void gemm_tiles(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K,
   T* ap = scratch<T>(size_t(kc_max) * MR, 2);
   alignas(64) T tile[MR * NR];
   // B is read in place when its rows are contiguous and either few rows of
-  // A would reuse a packed copy, or B is one panel laid out as packed (NR
-  // columns, rows NR apart), or a K-block of B spans no more than L1 holds
-  // (d_weights' X for a short batch), where every panel stays cached.
+  // A would reuse a packed copy or B is one panel laid out as packed (NR
+  // columns, rows NR apart).
   const bool direct = op.bjs == 1 && (m1 - m0 <= 4 * MR || op.bps == NR);
   const T* rows[MR];
   for (int64_t jc = n0; jc < n1; jc += nc_max) {
