@@ -1,6 +1,5 @@
 /** safetensors checkpoints: round trips, and clear errors for bad files. */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import fc from "fast-check";
@@ -8,8 +7,9 @@ import fc from "fast-check";
 import { type DType, LLTM, loadCheckpoint, saveCheckpoint, Tensor } from "../ts/index.ts";
 import { startChild, testFile } from "./child.ts";
 import { assert, assertEquals, assertThrowsLLTM, test } from "./harness.ts";
+import { tempDir } from "./temp_dir.ts";
 
-const dir = mkdtempSync(join(tmpdir(), "lltm-checkpoint-"));
+const dir = tempDir("lltm-checkpoint-");
 
 test("tensors round-trip through a checkpoint exactly, with metadata", () => {
   const shape = fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 1, maxLength: 3 });

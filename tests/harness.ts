@@ -9,6 +9,7 @@ type Body = () => void | Promise<void>;
 
 interface BunTest {
   test: ((name: string, fn: Body, timeoutMs?: number) => void) & { skip: (name: string, fn: Body) => void };
+  afterAll(fn: Body): void;
 }
 
 // Bun's default of 5 s per test is too short for the just-in-time build on a slow machine.
@@ -16,6 +17,7 @@ const TIMEOUT_MS = 10 * 60 * 1000;
 
 interface NodeTest {
   test(name: string, options: { skip?: boolean; timeout?: number }, fn: Body): void;
+  after(fn: Body): void;
 }
 
 const runtime = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined"
@@ -40,6 +42,13 @@ export function test(name: string, fn: Body, options: { skip?: string | false } 
   if (bunTest) bunTest.test(name, fn, TIMEOUT_MS);
   else if (nodeTest) nodeTest.test(name, { timeout: TIMEOUT_MS }, fn);
   else Deno.test({ name, fn, sanitizeResources: false, sanitizeOps: false });
+}
+
+/** Runs `fn` once the file's tests have run, pass or fail (Deno: when the test process ends). */
+export function afterAll(fn: () => void): void {
+  if (bunTest) bunTest.afterAll(fn);
+  else if (nodeTest) nodeTest.after(fn);
+  else globalThis.addEventListener("unload", fn);
 }
 
 const noticed = new Set<string>();

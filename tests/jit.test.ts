@@ -5,12 +5,15 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from "node:fs";
-import { hostname, tmpdir } from "node:os";
+import { hostname } from "node:os";
 import { join } from "node:path";
 
 import { LLTMError, load, type LoadOptions, type LoadResult } from "../ts/index.ts";
 import { libraryFilesProblem } from "../ts/native/library_file.ts";
 import { assert, assertEquals, test } from "./harness.ts";
+import { tempDir } from "./temp_dir.ts";
+
+const scratch = tempDir("lltm-jit-");
 
 interface Fixture {
   options: LoadOptions;
@@ -24,7 +27,7 @@ let fixture: Promise<Fixture> | undefined;
 function built(): Promise<Fixture> {
   fixture ??= (async () => {
     const root = decodeURIComponent(new URL("..", import.meta.url).pathname);
-    const work = mkdtempSync(join(tmpdir(), "lltm-jit-"));
+    const work = mkdtempSync(join(scratch, "fixture-"));
     const sources = join(work, "src");
     for (const entry of ["CMakeLists.txt", "cmake", "csrc", "cuda"]) cpSync(join(root, entry), join(sources, entry), { recursive: true });
     // use: false, so that the library the other tests use stays the package's.
@@ -148,7 +151,7 @@ test("the build lock names its owner and is taken over, with a message, when the
 });
 
 test("a cache that cannot be written gives an LLTMError naming it and LLTM_CACHE_DIR", async () => {
-  const work = mkdtempSync(join(tmpdir(), "lltm-jit-readonly-"));
+  const work = mkdtempSync(join(scratch, "readonly-"));
   const readOnly = join(work, "read-only");
   mkdirSync(readOnly);
   chmodSync(readOnly, 0o555);

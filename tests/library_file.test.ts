@@ -5,13 +5,15 @@
  */
 import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import { backendInfo } from "../ts/index.ts";
 import { libraryFileProblem } from "../ts/native/library_file.ts";
 import { runChild, testFile } from "./child.ts";
 import { assert, assertEquals, test } from "./harness.ts";
+import { tempDir } from "./temp_dir.ts";
+
+const scratch = tempDir("lltm-library-file-");
 
 const isLinux = ((globalThis as { Deno?: { build: { os: string } } }).Deno?.build.os ??
   (globalThis as { process?: { platform: string } }).process?.platform) === "linux";
@@ -36,7 +38,7 @@ function cuts(file: Uint8Array): number[] {
 test("truncated copies of liblltm are refused before dlopen, in a child that must not crash", () => {
   const original = backendInfo().path;
   const file = new Uint8Array(readFileSync(original));
-  const dir = mkdtempSync(join(tmpdir(), "lltm-truncated-"));
+  const dir = mkdtempSync(join(scratch, "truncated-"));
   const paths: string[] = [];
   for (const n of cuts(file)) {
     const path = join(dir, `cut-${n}.so`);
@@ -97,7 +99,7 @@ function pe(machine: number, raw: number, size: number): Uint8Array {
 }
 
 test("Mach-O and PE files: the magic, the CPU and the sections' ranges are checked", () => {
-  const dir = mkdtempSync(join(tmpdir(), "lltm-formats-"));
+  const dir = mkdtempSync(join(scratch, "formats-"));
   const check = (name: string, content: Uint8Array, platform: string, arch: string) => {
     const path = join(dir, name);
     writeFileSync(path, content);

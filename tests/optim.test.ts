@@ -1,12 +1,11 @@
 /** The optimizers' base: all-or-nothing steps, zeroGrad, a settable learning rate, state saved in safetensors. */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import { Adam, LLTM, LLTMError, type Optimizer, type Parameter, SGD, Tensor } from "../ts/index.ts";
 import { assert, assertEquals, assertThrowsLLTM, test } from "./harness.ts";
+import { tempDir } from "./temp_dir.ts";
 
-const dir = mkdtempSync(join(tmpdir(), "lltm-optim-"));
+const dir = tempDir("lltm-optim-");
 
 /** A module with gradients set to known values. */
 function model(seed = 1): LLTM {

@@ -1,17 +1,17 @@
 /** Under Deno, an operation its permissions refuse is an LLTMError naming the flag that is missing. */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { assertEquals, test } from "./harness.ts";
+import { tempDir } from "./temp_dir.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const deno = (globalThis as { Deno?: { execPath(): string } }).Deno?.execPath() ?? join(root, "node_modules", ".bin", "deno");
 // A machine given only one runtime (the GPU host gets Bun alone) has no deno to probe with.
 const noDeno = spawnSync(deno, ["--version"]).status === 0 ? false : `no runnable deno at ${deno}`;
-const dir = mkdtempSync(join(tmpdir(), "lltm-permissions-"));
+const dir = tempDir("lltm-permissions-");
 const script = join(dir, "probe.ts");
 writeFileSync(script, `
 import { LLTM, load, Tensor } from ${JSON.stringify(new URL("../ts/index.ts", import.meta.url).href)};
