@@ -51,42 +51,37 @@ inline FloatVector reciprocal(FloatVector x) {
 template <bool Keep, typename F>
 inline Gates<F> gates(F g0, F g1, F g2) {
   Gates<F> r;
-  const F e0 = fexp(F{} - g0), e1 = fexp(F{} - g1), e2 = fexp(g2);
+  const F e0 = fexp(F{} - g0), e1 = fexp(F{} - g1);
   r.i = reciprocal(1.0f + e0);
   r.o = reciprocal(1.0f + e1);
-  // elu as vector_math.h's, with e^g2 kept for its slope.
-  const F taylor =
-      g2 * (1.0f + g2 * (0.5f + g2 * (1.0f / 6 + g2 * (1.0f / 24 + g2 * (1.0f / 120 + g2 * (1.0f / 720 +
-                                                                                      g2 * (1.0f / 5040 + g2 * (1.0f / 40320))))))));
-  const F negative = g2 > -0.5f ? taylor : e2 - 1.0f;
+  // elu as vector_math.h's, with e^g2 from the same parts for its slope.
+  const ExpParts<F> p2 = exp_parts(g2);
+  const F negative = p2.scale * p2.m + (p2.scale - 1.0f);
   r.z = g2 > 0.0f ? g2 : negative;
   if (Keep) {
     // fexp clamps its argument to [-87, 88]: a slope below e^-87 is 0 (as float32 would round it), not e^-87.
     r.d_i = g0 > 87.0f ? F{} : e0 * r.i * r.i;
     r.d_o = g1 > 87.0f ? F{} : e1 * r.o * r.o;
-    const F d_z = g2 < -87.0f ? F{} : e2;
+    const F d_z = g2 < -87.0f ? F{} : (p2.m + 1.0f) * p2.scale;
     r.d_z = g2 > 0.0f ? F{} + 1.0f : d_z;
   }
   return r;
 }
 
-// tanh and its slope from one e^-2|c|; a polynomial near zero, where 1 - e^-2|c| cancels.
+// tanh and its slope from the parts of one e^-2|c|: e^-2|c| - 1 from them
+// keeps tanh accurate near zero (1 - e^-2|c| would cancel there).
 template <bool Keep, typename F>
 inline Tanh<F> tanh_of(F c) {
   const F a = c < 0.0f ? F{} - c : c;
-  const F c2 = c * c;
-  const F small =
-      ((((-5.70498872745e-3f * c2 + 2.06390887954e-2f) * c2 - 5.37397155531e-2f) * c2 + 1.33314422036e-1f) * c2 -
-       3.33332819422e-1f) * c2 * c + c;
-  const F ec = fexp(F{} - (a + a));
-  const F q = reciprocal(1.0f + ec);
-  const F large = (1.0f - ec) * q;
-  const F signed_large = c < 0.0f ? F{} - large : large;
+  const ExpParts<F> e = exp_parts(F{} - (a + a));
+  const F em = e.scale * e.m + (e.scale - 1.0f);  // e^-2|c| - 1, in (-1, 0]
+  const F q = reciprocal(em + 2.0f);              // 1 / (1 + e^-2|c|)
+  const F large = (F{} - em) * q;
   Tanh<F> r;
-  r.t = a < 0.625f ? small : signed_large;
+  r.t = c < 0.0f ? F{} - large : large;
   if (Keep) {
-    const F d = a < 43.5f ? 4.0f * ec * q * q : F{};  // e^-2|c| clamped below e^-87: see gates()
-    r.d = a < 0.625f ? 1.0f - small * small : d;
+    const F ec = (e.m + 1.0f) * e.scale;
+    r.d = a < 43.5f ? 4.0f * ec * q * q : F{};  // e^-2|c| clamped below e^-87: see gates()
   }
   return r;
 }

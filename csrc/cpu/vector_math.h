@@ -39,13 +39,12 @@ struct UIntOf<FloatVector> {
   using type = UIntVector;
 };
 
-// max(lo, x), min(hi, x) and |x| lane by lane, one instruction each where
+// max(lo, x) and min(hi, x) lane by lane, one instruction each where
 // `?:` on vectors takes a compare and a blend (a sixth of the forward
 // pass's pointwise time). NaN stays NaN: maxps and minps return their second
 // operand when either is NaN.
 inline float at_least(float lo, float x) { return x < lo ? lo : x; }
 inline float at_most(float hi, float x) { return x > hi ? hi : x; }
-inline float magnitude(float x) { return std::fabs(x); }
 #if defined(__AVX512F__)
 // (The masked forms: GCC 12's unmasked ones read an undefined register and warn.)
 inline FloatVector at_least(FloatVector lo, FloatVector x) {
@@ -74,17 +73,19 @@ inline FloatVector at_most(FloatVector hi, FloatVector x) {
 inline FloatVector at_least(FloatVector lo, FloatVector x) { return x < lo ? lo : x; }
 inline FloatVector at_most(FloatVector hi, FloatVector x) { return x > hi ? hi : x; }
 #endif
-inline FloatVector magnitude(FloatVector x) {
-  UIntVector bits;
-  std::memcpy(&bits, &x, sizeof bits);
-  bits &= 0x7FFFFFFFu;
-  std::memcpy(&x, &bits, sizeof x);
-  return x;
-}
 
+// e^x as scale * (1 + m): scale = 2^n and m = e^r - 1 for the reduced
+// argument r = x - n ln2, |r| <= ln2/2. From these one polynomial gives both
+// e^x = scale + scale m and e^x - 1 = scale m + (scale - 1) to full relative
+// accuracy (near x = 0, n = 0 and e^x - 1 is m itself: no cancellation).
 // F is float or FloatVector; comparisons and `?:` work element-wise on both.
 template <typename F>
-inline F fexp(F x) {
+struct ExpParts {
+  F scale, m;
+};
+
+template <typename F>
+inline ExpParts<F> exp_parts(F x) {
   // e^x and 2^n stay normal floats
   x = at_most(F{} + 88.0f, at_least(F{} - 87.0f, x));
   // Round x/ln2 to the nearest integer n with the 1.5*2^23 trick: the sum's
@@ -93,16 +94,28 @@ inline F fexp(F x) {
   const F shifted = x * 1.44269504088896341f + shifter;
   const F n = shifted - shifter;
   const F r = (x - n * 0.693359375f) - n * -2.12194440e-4f;
-  const F p =
-      ((((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r +
-         1.6666665459e-1f) * r + 5.0000001201e-1f) * r * r) + r + 1.0f;
+  ExpParts<F> e;
+  e.m = (((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r +
+          1.6666665459e-1f) * r + 5.0000001201e-1f) * r * r + r;
   using U = typename UIntOf<F>::type;
   U bits;
   std::memcpy(&bits, &shifted, sizeof bits);
   bits = (bits - 0x4B400000u + 127u) << 23;
-  F scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return p * scale;
+  std::memcpy(&e.scale, &bits, sizeof e.scale);
+  return e;
+}
+
+template <typename F>
+inline F fexp(F x) {
+  const ExpParts<F> e = exp_parts(x);
+  return (e.m + 1.0f) * e.scale;
+}
+
+// e^x - 1, accurate near 0 where e^x - 1 would cancel.
+template <typename F>
+inline F fexpm1(F x) {
+  const ExpParts<F> e = exp_parts(x);
+  return e.scale * e.m + (e.scale - 1.0f);
 }
 
 template <typename F>
@@ -110,27 +123,17 @@ inline F sigmoid(F x) {
   return 1.0f / (1.0f + fexp(F{} - x));
 }
 
+// (e^2x - 1) / (e^2x + 1) with e^2x - 1 from fexpm1: a quotient of two
+// accurate terms, with no cancellation near 0 and no branch.
 template <typename F>
 inline F tanh(F x) {
-  const F a = magnitude(x);
-  const F z = x * x;
-  // Near zero 1 - 2/(e^2x + 1) cancels, so a polynomial takes over below 0.625.
-  const F small =
-      ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z + 1.33314422036e-1f) * z -
-       3.33332819422e-1f) * z * x + x;
-  const F large = 1.0f - 2.0f / (fexp(a + a) + 1.0f);
-  const F signed_large = x < 0.0f ? F{} - large : large;
-  return a < 0.625f ? small : signed_large;
+  const F em = fexpm1(x + x);
+  return em / (em + 2.0f);
 }
 
 template <typename F>
 inline F elu(F x) {
-  // expm1 on (-0.5, 0] by its Taylor series, where e^x - 1 would cancel.
-  const F taylor =
-      x * (1.0f + x * (0.5f + x * (1.0f / 6 + x * (1.0f / 24 + x * (1.0f / 120 + x * (1.0f / 720 +
-                                                                                      x * (1.0f / 5040 + x * (1.0f / 40320))))))));
-  const F shifted = fexp(x) - 1.0f;
-  const F negative = x > -0.5f ? taylor : shifted;
+  const F negative = fexpm1(x);
   return x > 0.0f ? x : negative;
 }
 
