@@ -9,6 +9,7 @@
 
 #include "cpu_count.h"
 #include "futex.h"
+#include "run_mode.h"
 
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
@@ -80,9 +81,15 @@ constexpr auto kStream = std::chrono::microseconds(500);
 constexpr int kPiecesPerThread = 4;
 
 // The work parts_for last sized on this thread, for the next run_parallel's
-// decision to wake sleeping helpers (the kernels call one right before the
-// other); negative when unknown, and then sleepers are woken.
-thread_local double sized_work = -1;
+// decisions to wake sleeping helpers and to run solo or shared (the kernels
+// call one right before the other); negative when unknown, and then sleepers
+// are woken and the job is shared. `stream` marks expect_work's total of a
+// sequence's remaining steps, which is no kind of job to learn about.
+struct Sizing {
+  double work = -1;
+  bool stream = false;
+};
+thread_local Sizing sized;
 
 // How long a waiting thread spins, then yields, before it sleeps. A training
 // loop calls again within microseconds, so a short spin catches the next job;
@@ -108,13 +115,28 @@ class Pool {
   ThreadSource source() const { return source_; }
 
   void run(int parts, void (*body)(void*, int, int), void* ctx) {
-    const double work = sized_work;
-    sized_work = -1;
+    const Sizing sizing = sized;
+    sized = Sizing{};
+    const double work = sizing.work;
     if (parts > kMaxParts) parts = kMaxParts;
     if (parts <= 1 || size_ <= 1 || busy_.exchange(true, std::memory_order_acquire)) {
       for (int p = 0; p < parts; ++p) body(ctx, p, parts);
       return;
     }
+    const bool small = work >= 0 && work <= RunModeChooser::kMaxWork && !sizing.stream;
+    const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+    if (small && modes_.choose(work, parts, now) == RunMode::solo) {
+      for (int p = 0; p < parts; ++p) body(ctx, p, parts);
+    } else {
+      share(parts, body, ctx, work);
+    }
+    last_end_ = Clock::now();
+    busy_.store(false, std::memory_order_release);
+  }
+
+ private:
+  // Runs a job's parts on the caller's thread and the helpers', under busy_.
+  void share(int parts, void (*body)(void*, int, int), void* ctx, double work) {
     // Written before the job's word is published (release), read by workers
     // before their claim; see work() for why a stale read is harmless.
     body_.store(body, std::memory_order_release);
@@ -135,11 +157,8 @@ class Pool {
     uint32_t ran = 1;
     for (int p; (p = claim(generation)) >= 0; ++ran) body(ctx, p, parts);
     if (done_.fetch_add(ran, std::memory_order_acq_rel) + ran != uint32_t(parts)) wait_done(uint32_t(parts));
-    last_end_ = Clock::now();
-    busy_.store(false, std::memory_order_release);
   }
 
- private:
   // The next part of job `generation`, or -1 when it has none left.
   int claim(uint64_t generation) {
     uint64_t s = state_.load(std::memory_order_acquire);
@@ -227,6 +246,7 @@ class Pool {
   std::atomic<bool> busy_{false}, caller_sleeping_{false};
   uint64_t generation_ = 0;  // the caller's, under busy_
   Clock::time_point last_end_{};  // when the last job ended, under busy_
+  RunModeChooser modes_;          // under busy_
   alignas(64) std::atomic<uint64_t> state_{0};
   alignas(64) std::atomic<uint32_t> done_{0};
   alignas(64) std::atomic<uint32_t> epoch_{0};
@@ -263,7 +283,7 @@ const char* thread_count_source() {
 void run_parallel(int parts, void (*body)(void*, int, int), void* ctx) { pool().run(parts, body, ctx); }
 
 int parts_for(double work) {
-  sized_work = work;
+  sized = Sizing{work, false};
   const double wanted = work / (kWorkPerMicrosecond * kMinPartMicroseconds);
   const int n = thread_count();
   return wanted < 2.0 ? 1 : (wanted < n ? static_cast<int>(wanted) : n);
@@ -276,7 +296,7 @@ int pieces_for(double work, int64_t pieces) {
   return int(pieces < most ? pieces : most);
 }
 
-void expect_work(double work) { sized_work = work; }
+void expect_work(double work) { sized = Sizing{work, true}; }
 
 #ifdef LLTM_POOL_HOOKS
 void set_pool_window_hook(void (*hook)(int)) { window_hook.store(hook); }

@@ -35,7 +35,9 @@ void parallel(int parts, F&& body) {
 // over). Depends only on `work` and thread_count(), so a call's partition,
 // and therefore its rounding, is the same every time. The next run_parallel
 // on this thread also uses `work` to decide whether waking a sleeping thread
-// pays (which changes who runs a part, never the parts).
+// pays, and, for a small job, whether to run its parts on the calling thread
+// alone, where the recent pace of its calls says that is sooner
+// (run_mode.h); both change who runs a part, never the parts.
 int parts_for(double work);
 
 // Like parts_for, but for work that divides into `pieces` small
