@@ -1,4 +1,4 @@
-// Whether a small job runs sooner on the caller's thread alone ("solo") or
+// Whether small jobs run sooner on the caller's thread alone ("solo") or
 // shared with the pool's helpers, learned from how fast the caller's calls
 // come while each mode is in use.
 //
@@ -6,25 +6,26 @@
 // it cannot know what handing parts to a helper costs right now. On the
 // development VM a cache line's round trip between the two vCPUs takes
 // ~100 ns in one placement of them and ~500 ns in another, switching every
-// few seconds; in the second, the 16x32x128 step took 20 + 26 us (forward +
-// backward) shared against 14 + 22 us on one thread (BENCHMARKS.md). Much of
-// that cost falls outside the job itself: the caller's next reads of what a
-// helper wrote, and a solo job's reads of what the shared ones left in the
-// other core's cache. So a job's own duration cannot judge the modes (an
-// earlier version timed jobs and kept sharing); the time from one job of a
-// kind to the next, over a window of them, can: in a training loop it is the
-// whole step, everything the mode costs included.
+// few seconds; in the second, the 16x32x128 step took 18.5 + 24 us (forward +
+// backward) shared against 13.5 + 22 us on one thread (BENCHMARKS.md). Much
+// of that cost falls outside the jobs themselves: the caller's reads of what
+// a helper wrote, and a solo job's reads of what shared ones left in the
+// other core's cache. So neither a job's own duration nor one kind of job
+// alone can judge the modes: timed job by job, sharing looked faster; with
+// the forward alone solo, the backward's shared parts read the forward's
+// outputs across the link, and the step took 50 us against 44 shared.
+// The time from job to job over a window of them, all kinds in one mode,
+// can: in a training loop it is whole steps, everything the mode costs
+// included.
 //
-// Each kind of job (its multiply-adds and parts) runs windows of jobs in one
-// mode, keeps the last three window times of each mode, runs in the faster
-// one and now and then gives a window to the other. Results never depend on
-// the choice: the parts are the same either way, only the thread that runs
-// each of them changes.
+// So small jobs run in windows of one mode; the last three window times of
+// each mode are kept, the faster mode runs, and now and then a window goes
+// to the other. Results never depend on the choice: the parts are the same
+// either way, only the thread that runs each of them changes.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 
 namespace lltm::cpu {
 
@@ -33,46 +34,66 @@ enum class RunMode { solo, shared };
 class RunModeChooser {
  public:
   // Jobs larger than this many multiply-adds (~200 us of one thread) always
-  // run shared: their parts dwarf the cost of handing them over.
+  // run shared, outside the windows: their parts dwarf the cost of handing
+  // them over.
   static constexpr double kMaxWork = 6e6;
-  // A window: kWarmJobs that take up the mode (a sleeping helper wakes, the
-  // data moves to where the mode uses it), then kWindowJobs timed ones.
-  static constexpr int kWarmJobs = 4;
-  static constexpr int kWindowJobs = 16;
-  // A gap between two jobs of a kind longer than this, or than four times
-  // the kind's usual gap, is a pause (the caller did other work): its window
-  // says nothing about the mode and is dropped.
+  // A window: at least kWarmJobs that take up the mode (a sleeping helper
+  // wakes, the data moves to where the mode uses it), shared ones until a
+  // helper has taken a part (or kMaxWarmJobs), then kWindowJobs timed ones
+  // (a multiple of every short loop's length: a training step is 3 jobs).
+  static constexpr int kWarmJobs = 8;
+  static constexpr int kMaxWarmJobs = 64;
+  static constexpr int kWindowJobs = 48;
+  // A gap between two timed jobs longer than this, or than four times the
+  // usual gap, is a pause (the caller did other work): its window says
+  // nothing about the mode and is dropped.
   static constexpr int64_t kMaxGapNs = 10'000'000;
 
-  // The mode for a job of `work` multiply-adds in `parts` parts starting at
-  // `now` (nanoseconds on a monotonic clock).
-  RunMode choose(double work, int parts, int64_t now) {
-    Entry& e = entry_for(work, parts);
-    if (e.jobs > 0) {
-      const int64_t gap = now - e.last_start;
-      const Times& usual = e.mode == RunMode::solo ? e.solo : e.shared;
-      if (gap > kMaxGapNs || (usual.known() && gap > 4 * usual.estimate() / kWindowJobs)) e.valid = false;
+  // The mode for a small job starting at `now` (nanoseconds, monotonic clock).
+  RunMode choose(int64_t now) {
+    const int64_t gap = now - last_start_;
+    last_start_ = now;
+    if (!timing_) {
+      const bool warm = warm_ >= kWarmJobs && (mode_ == RunMode::solo || helped_ || warm_ >= kMaxWarmJobs);
+      if (!warm) {
+        ++warm_;
+        return mode_;
+      }
+      timing_ = true;
+      timed_ = 0;
+      valid_ = true;
+      window_start_ = now;
+    } else {
+      const Times& usual = mode_ == RunMode::solo ? solo_ : shared_;
+      if (gap > kMaxGapNs || (usual.known() && gap > 4 * usual.estimate() / kWindowJobs)) valid_ = false;
     }
-    e.last_start = now;
-    ++e.jobs;
-    if (e.jobs == kWarmJobs + 1) e.window_start = now;
-    if (e.jobs == kWarmJobs + kWindowJobs + 1) {
-      // A trial window that beat the chosen mode is followed by another
-      // (until the median agrees or a window does not), so that a change of
-      // state shows within two trial windows.
-      const bool trial = trial_ == &e;
-      const Times& chosen = e.mode == RunMode::solo ? e.shared : e.solo;
-      const bool won = trial && e.valid && chosen.known() && now - e.window_start < chosen.estimate();
-      // (A kind's first window is not timed: it pays for the first touch of
-      // its buffers and the helpers' start, whatever the mode.)
-      if (e.valid && e.windows > 0) (e.mode == RunMode::solo ? e.solo : e.shared).add(now - e.window_start);
-      if (trial) trial_ = nullptr;
-      e.mode = won && best(e) != e.mode ? keep_trying(e) : next_mode(e);
-      e.jobs = 1;
-      e.valid = true;
+    if (timed_ < kWindowJobs) {
+      ++timed_;
+      return mode_;
     }
-    return e.mode;
+    // A trial window that beat the chosen mode is followed by another (until
+    // the median agrees or a window does not), so that a change of state
+    // shows within two trial windows.
+    const int64_t elapsed = now - window_start_;
+    const Times& chosen = mode_ == RunMode::solo ? shared_ : solo_;
+    const bool won = trial_ && valid_ && chosen.known() && elapsed < chosen.estimate();
+    // (The first window is not timed: it pays for first touches and the
+    // helpers' start, whatever the mode.)
+    if (valid_ && windows_ > 0) (mode_ == RunMode::solo ? solo_ : shared_).add(elapsed);
+    if (won && best() != mode_) {
+      trial_ = true;
+    } else {
+      trial_ = false;
+      mode_ = next_mode();
+    }
+    timing_ = false;
+    warm_ = 1;  // this job is the next window's first
+    helped_ = false;
+    return mode_;
   }
+
+  // Whether a helper took a part of the shared job just chosen.
+  void helped(bool any) { helped_ = helped_ || any; }
 
  private:
   // The last three window times of one mode; their median shrugs off one
@@ -94,67 +115,35 @@ class RunModeChooser {
     }
   };
 
-  struct Entry {
-    double work = -1;
-    int parts = 0;
-    RunMode mode = RunMode::shared;
-    int jobs = 0;             // jobs of the current window so far
-    bool valid = true;        // no pause in the current window
-    uint32_t windows = 0;
-    int64_t window_start = 0, last_start = 0;
-    Times solo, shared;
-  };
-
-  // The mode of an entry's next window: the faster, or a trial of the other
-  // (at once while the other is unmeasured, then every 16th window, every
-  // 64th while it is far behind). One kind at a time is on trial, so that a
-  // kind's windows do not time another kind's trial.
-  static RunMode best(const Entry& e) {
-    return e.solo.known() && e.shared.known() && e.solo.estimate() < e.shared.estimate() ? RunMode::solo
-                                                                                         : RunMode::shared;
+  // Solo only where it is a tenth faster: a wrong solo costs more (a
+  // near-state forward takes 1.6x as long alone) than a wrong share.
+  RunMode best() const {
+    return solo_.known() && shared_.known() && solo_.estimate() * 10 < shared_.estimate() * 9 ? RunMode::solo
+                                                                                             : RunMode::shared;
   }
 
-  RunMode next_mode(Entry& e) {
-    const RunMode faster = best(e);
-    const RunMode other = faster == RunMode::solo ? RunMode::shared : RunMode::solo;
-    const Times& chosen = faster == RunMode::solo ? e.solo : e.shared;
-    const Times& tried = faster == RunMode::solo ? e.shared : e.solo;
-    const bool far_behind = chosen.known() && tried.known() && tried.estimate() > chosen.estimate() * 13 / 10;
-    ++e.windows;
-    const bool due = !tried.known() || e.windows % (far_behind ? 64 : 16) == 0;
-    if (due && trial_ == nullptr) {
-      trial_ = &e;
-      return other;
-    }
-    return faster;
+  // The faster mode, or a trial of the other: at once while the other is
+  // unmeasured, then every 16th window, every 64th while it is far behind.
+  RunMode next_mode() {
+    const RunMode faster = best();
+    const Times& chosen = faster == RunMode::solo ? solo_ : shared_;
+    const Times& other = faster == RunMode::solo ? shared_ : solo_;
+    const bool far_behind = chosen.known() && other.known() && other.estimate() > chosen.estimate() * 13 / 10;
+    ++windows_;
+    trial_ = !other.known() || windows_ % (far_behind ? 64 : 16) == 0;
+    if (!trial_) return faster;
+    return faster == RunMode::solo ? RunMode::shared : RunMode::solo;
   }
 
-  RunMode keep_trying(Entry& e) {
-    trial_ = &e;
-    return e.mode;
-  }
-
-  // A few kinds of job at once (a training step has three: the forward, the
-  // backward's pointwise pass and its products); a kind that maps to a taken
-  // slot replaces it and starts learning anew.
-  static constexpr int kSlots = 16;
-
-  Entry& entry_for(double work, int parts) {
-    uint64_t bits;
-    std::memcpy(&bits, &work, sizeof bits);
-    const uint64_t h = (bits ^ (bits >> 29) ^ uint64_t(parts) * 0x9E3779B97F4A7C15u) * 0xBF58476D1CE4E5B9u;
-    Entry& e = slots_[(h >> 60) % kSlots];
-    if (e.work != work || e.parts != parts) {
-      if (trial_ == &e) trial_ = nullptr;
-      e = Entry{};
-      e.work = work;
-      e.parts = parts;
-    }
-    return e;
-  }
-
-  Entry slots_[kSlots];
-  Entry* trial_ = nullptr;
+  RunMode mode_ = RunMode::shared;
+  bool timing_ = false;  // past the window's warm-up
+  int warm_ = 0, timed_ = 0;
+  bool helped_ = false;  // a helper took a part during the warm-up
+  bool valid_ = true;    // no pause among the timed jobs
+  bool trial_ = false;   // this window tries the mode that is not the faster
+  uint32_t windows_ = 0;
+  int64_t window_start_ = 0, last_start_ = 0;
+  Times solo_, shared_;
 };
 
 }  // namespace lltm::cpu

@@ -125,18 +125,20 @@ class Pool {
     }
     const bool small = work >= 0 && work <= RunModeChooser::kMaxWork && !sizing.stream;
     const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
-    if (small && modes_.choose(work, parts, now) == RunMode::solo) {
+    if (small && modes_.choose(now) == RunMode::solo) {
       for (int p = 0; p < parts; ++p) body(ctx, p, parts);
     } else {
-      share(parts, body, ctx, work);
+      const bool helped = share(parts, body, ctx, work);
+      if (small) modes_.helped(helped);
     }
     last_end_ = Clock::now();
     busy_.store(false, std::memory_order_release);
   }
 
  private:
-  // Runs a job's parts on the caller's thread and the helpers', under busy_.
-  void share(int parts, void (*body)(void*, int, int), void* ctx, double work) {
+  // Runs a job's parts on the caller's thread and the helpers', under busy_;
+  // true when a helper ran any of them.
+  bool share(int parts, void (*body)(void*, int, int), void* ctx, double work) {
     // Written before the job's word is published (release), read by workers
     // before their claim; see work() for why a stale read is harmless.
     body_.store(body, std::memory_order_release);
@@ -157,6 +159,7 @@ class Pool {
     uint32_t ran = 1;
     for (int p; (p = claim(generation)) >= 0; ++ran) body(ctx, p, parts);
     if (done_.fetch_add(ran, std::memory_order_acq_rel) + ran != uint32_t(parts)) wait_done(uint32_t(parts));
+    return ran < uint32_t(parts);
   }
 
   // The next part of job `generation`, or -1 when it has none left.
