@@ -74,8 +74,11 @@ T* scratch(size_t count, int slot) {
 
 // bp points at B(0, j0) with consecutive p rows `ldb` apart; Packed means
 // ldb == NR, known at compile time (it keeps a register free in the loop).
+// The MR x NR results go to out, rows ldo apart, added to what out holds
+// when `add` (a tile of the caller's, ldo = NR, or C itself: see gemm_into).
 template <typename T, int MR, int NV, bool Packed>
-__attribute__((noinline)) void micro_kernel(int64_t kc, const T* const* rows, int64_t aps, const T* bp, int64_t ldb, T* tile) {
+__attribute__((noinline)) void micro_kernel(int64_t kc, const T* const* rows, int64_t aps, const T* bp, int64_t ldb,
+                                            T* out, int64_t ldo, bool add) {
   using V = typename Vector<T>::type;
   constexpr int L = Vector<T>::lanes;
   constexpr int NR = NV * L;
@@ -105,10 +108,20 @@ __attribute__((noinline)) void micro_kernel(int64_t kc, const T* const* rows, in
       for (int v = 0; v < NV; ++v) acc[i][v] += a * b[v];
     }
   }
+  if (add) {
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) {
+        V c;
+        std::memcpy(&c, out + i * ldo + v * L, sizeof(V));
+        acc[i][v] += c;
+      }
+  }
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) std::memcpy(tile + i * NR + v * L, &acc[i][v], sizeof(V));
+    for (int v = 0; v < NV; ++v) std::memcpy(out + i * ldo + v * L, &acc[i][v], sizeof(V));
 }
 
 // Packs B(p, j) = b[p*bps + j*bjs] for p in [0,kc), j in [0,nc) into panels
@@ -173,9 +186,15 @@ constexpr bool fits_l1(int64_t kc, int64_t stride) {
 // first_block), C(i0 + a, j0 + b) being tile[a * tile_stride + b];
 // `first_block` is false when the values are a later K-block's partial sums
 // to be added.
+// With `c` set (C row-major, rows ldc apart, unit column stride) full tiles
+// go straight into C, added to it from the second K-block on or with
+// `accumulate`, and only edge tiles go through `store`: where K is short
+// (d_weights' batch) a tile's round trip through a buffer costs as much as
+// computing it.
 template <typename T, int NV, typename RowFn, typename Store>
 void gemm_tiles(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K,
-                const GemmOperands<T, RowFn>& op, Store&& store) {
+                const GemmOperands<T, RowFn>& op, Store&& store, T* c = nullptr, int64_t ldc = 0,
+                bool accumulate = false) {
   constexpr int MR = kTileRows;
   constexpr int NR = NV * Vector<T>::lanes;
   // B's block (kc x nc) stays in L2. K is split only when it is long: every
@@ -224,19 +243,23 @@ void gemm_tiles(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K,
           // batch of 16 is 6 + 6 + 4 rows: 1/9 of the multiply-adds would
           // go to repeated rows).
           const bool short_block = mr <= kShortRows && kShortRows < MR;
+          const int64_t nr = std::min<int64_t>(NR, nc - jr);
+          const bool into_c = c != nullptr && mr == MR && nr == NR;
+          T* out = into_c ? c + ic * ldc + jc + jr : tile;
+          const int64_t ldo = into_c ? ldc : int64_t(NR);
+          const bool add = into_c && (pc > 0 || accumulate);
           if (jr < packed_from) {
             if (short_block)
-              micro_kernel<T, kShortRows, NV, false>(kc, rows, aps, b_block + jr, op.bps, tile);
+              micro_kernel<T, kShortRows, NV, false>(kc, rows, aps, b_block + jr, op.bps, out, ldo, add);
             else
-              micro_kernel<T, MR, NV, false>(kc, rows, aps, b_block + jr, op.bps, tile);
+              micro_kernel<T, MR, NV, false>(kc, rows, aps, b_block + jr, op.bps, out, ldo, add);
           } else {
             if (short_block)
-              micro_kernel<T, kShortRows, NV, true>(kc, rows, aps, bp + (jr / NR) * kc * NR, NR, tile);
+              micro_kernel<T, kShortRows, NV, true>(kc, rows, aps, bp + (jr / NR) * kc * NR, NR, out, ldo, add);
             else
-              micro_kernel<T, MR, NV, true>(kc, rows, aps, bp + (jr / NR) * kc * NR, NR, tile);
+              micro_kernel<T, MR, NV, true>(kc, rows, aps, bp + (jr / NR) * kc * NR, NR, out, ldo, add);
           }
-          const int64_t nr = std::min<int64_t>(NR, nc - jr);
-          store(ic, mr, jc + jr, nr, static_cast<const T*>(tile), int64_t(NR), pc == 0);
+          if (!into_c) store(ic, mr, jc + jr, nr, static_cast<const T*>(tile), int64_t(NR), pc == 0);
         }
       }
     }
@@ -252,6 +275,17 @@ void gemm(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K, const GemmO
     gemm_tiles<T, 1>(m0, m1, n0, n1, K, op, store);
   else
     gemm_tiles<T, 2>(m0, m1, n0, n1, K, op, store);
+}
+
+// gemm into a row-major C with unit column stride (rows ldc apart), set, or
+// added to with `accumulate`; `store` takes the edge tiles as in gemm.
+template <typename T, typename RowFn, typename Store>
+void gemm_into(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K, const GemmOperands<T, RowFn>& op,
+               Store&& store, T* c, int64_t ldc, bool accumulate) {
+  if (n1 - n0 <= Vector<T>::lanes)
+    gemm_tiles<T, 1>(m0, m1, n0, n1, K, op, store, c, ldc, accumulate);
+  else
+    gemm_tiles<T, 2>(m0, m1, n0, n1, K, op, store, c, ldc, accumulate);
 }
 
 // Stores one row of a tile: dst[k * stride] = values[k], or += for a later

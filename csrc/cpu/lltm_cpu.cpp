@@ -334,14 +334,16 @@ void backward(const BackwardArgs& args) {
     split_range(G, kTileRows, part, n_parts, n0, n1);
     auto gate_column = [&](int64_t n) { return static_cast<const T*>(d_gates + n); };
     const GemmOperands<T, decltype(gate_column)> dw{gate_column, G, X.data, X.strides[0], X.strides[1]};
-    if (n0 < n1)
-      gemm<T>(n0, n1, 0, K, B, dw,
-              [&](int64_t i0, int64_t rows, int64_t k, int64_t count, const T* tile, int64_t ld, bool first) {
-                for (int64_t i = 0; i < rows; ++i) {
-                  const auto row = d_weights[i0 + i];
-                  store_row(&row[k], row.stride, tile + i * ld, count, first && !args.accumulate);
-                }
-              });
+    auto store_dw = [&](int64_t i0, int64_t rows, int64_t k, int64_t count, const T* tile, int64_t ld, bool first) {
+      for (int64_t i = 0; i < rows; ++i) {
+        const auto row = d_weights[i0 + i];
+        store_row(&row[k], row.stride, tile + i * ld, count, first && !args.accumulate);
+      }
+    };
+    if (n0 < n1 && d_weights.strides[1] == 1)
+      gemm_into<T>(n0, n1, 0, K, B, dw, store_dw, d_weights.data, d_weights.strides[0], args.accumulate);
+    else if (n0 < n1)
+      gemm<T>(n0, n1, 0, K, B, dw, store_dw);
     auto gate_row = [&](int64_t b) { return static_cast<const T*>(d_gates + b * G); };
     const GemmOperands<T, decltype(gate_row)> dx{gate_row, 1, weights.data, weights.strides[0],
                                                  weights.strides[1]};

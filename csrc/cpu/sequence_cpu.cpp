@@ -98,13 +98,13 @@ template <typename T, int NV>
 inline void panel_product(int64_t mr, int64_t kc, const T* const* rows, int64_t aps, const T* panel, T* tile) {
   constexpr int NR = NV * Vector<T>::lanes;
   if (mr <= 1)
-    micro_kernel<T, 1, NV, true>(kc, rows, aps, panel, NR, tile);
+    micro_kernel<T, 1, NV, true>(kc, rows, aps, panel, NR, tile, NR, false);
   else if (mr <= 2)
-    micro_kernel<T, 2, NV, true>(kc, rows, aps, panel, NR, tile);
+    micro_kernel<T, 2, NV, true>(kc, rows, aps, panel, NR, tile, NR, false);
   else if (mr <= 4)
-    micro_kernel<T, 4, NV, true>(kc, rows, aps, panel, NR, tile);
+    micro_kernel<T, 4, NV, true>(kc, rows, aps, panel, NR, tile, NR, false);
   else
-    micro_kernel<T, kTileRows, NV, true>(kc, rows, aps, panel, NR, tile);
+    micro_kernel<T, kTileRows, NV, true>(kc, rows, aps, panel, NR, tile, NR, false);
 }
 
 // Rows [b0, b0 + mr) of a row-major [B, *] block `base` with row stride ld,
