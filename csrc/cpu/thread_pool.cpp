@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <thread>
 #include <vector>
 
@@ -125,20 +126,33 @@ class Pool {
     }
     const bool small = work >= 0 && work <= RunModeChooser::kMaxWork && !sizing.stream;
     const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+    std::exception_ptr error;
     if (small && modes_.choose(now) == RunMode::solo) {
-      for (int p = 0; p < parts; ++p) body(ctx, p, parts);
+      try {
+        for (int p = 0; p < parts; ++p) body(ctx, p, parts);
+      } catch (...) {
+        error = std::current_exception();
+      }
     } else {
-      const bool helped = share(parts, body, ctx, work);
+      const bool helped = share(parts, body, ctx, work, error);
       if (small) modes_.helped(helped);
     }
     last_end_ = Clock::now();
     busy_.store(false, std::memory_order_release);
+    if (error) std::rethrow_exception(error);
   }
 
  private:
   // Runs a job's parts on the caller's thread and the helpers', under busy_;
-  // true when a helper ran any of them.
-  bool share(int parts, void (*body)(void*, int, int), void* ctx, double work) {
+  // true when a helper ran any of them. A part that throws (a scratch buffer
+  // that cannot be allocated) must neither end the process from a helper's
+  // thread nor unwind the caller's frame while helpers still run parts of
+  // it: every part's exception is caught where it runs, the job runs to its
+  // end, and the first exception comes back in `error` for run() to rethrow
+  // once the pool is free again.
+  bool share(int parts, void (*body)(void*, int, int), void* ctx, double work, std::exception_ptr& error) {
+    failed_.store(false, std::memory_order_relaxed);
+    error_ = nullptr;
     // Written before the job's word is published (release), read by workers
     // before their claim; see work() for why a stale read is harmless.
     body_.store(body, std::memory_order_release);
@@ -155,11 +169,22 @@ class Pool {
       if (worth_waking) futex_wake(&epoch_, threads - 1);
     }
 
-    body(ctx, 0, parts);
+    run_part(body, ctx, 0, parts);
     uint32_t ran = 1;
-    for (int p; (p = claim(generation)) >= 0; ++ran) body(ctx, p, parts);
+    for (int p; (p = claim(generation)) >= 0; ++ran) run_part(body, ctx, p, parts);
     if (done_.fetch_add(ran, std::memory_order_acq_rel) + ran != uint32_t(parts)) wait_done(uint32_t(parts));
+    // The helpers' stores of error_ happen before their done_ adds, which
+    // wait_done (or the add above) acquired.
+    if (failed_.load(std::memory_order_relaxed)) error = error_;
     return ran < uint32_t(parts);
+  }
+
+  void run_part(void (*body)(void*, int, int), void* ctx, int part, int parts) noexcept {
+    try {
+      body(ctx, part, parts);
+    } catch (...) {
+      if (!failed_.exchange(true, std::memory_order_relaxed)) error_ = std::current_exception();
+    }
   }
 
   // The next part of job `generation`, or -1 when it has none left.
@@ -191,7 +216,7 @@ class Pool {
       (void)index;
 #endif
       uint32_t ran = 0;
-      for (int p; (p = claim(generation)) >= 0; ++ran) body(ctx, p, parts_of(s));
+      for (int p; (p = claim(generation)) >= 0; ++ran) run_part(body, ctx, p, parts_of(s));
       if (ran == 0) continue;
       // After this add the caller may return and start the next job; only
       // the pool's own fields are touched from here on.
@@ -254,6 +279,8 @@ class Pool {
   alignas(64) std::atomic<uint32_t> done_{0};
   alignas(64) std::atomic<uint32_t> epoch_{0};
   std::atomic<int> sleepers_{0};
+  std::atomic<bool> failed_{false};  // a part of the current job threw; the first one stores error_
+  std::exception_ptr error_;
   std::atomic<void (*)(void*, int, int)> body_{nullptr};
   std::atomic<void*> ctx_{nullptr};
 };
