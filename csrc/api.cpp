@@ -58,7 +58,7 @@ bool names(const char* message, const char* fn) {
 template <typename Body>
 int32_t entry(const char* fn, Body&& body) noexcept {
   const int32_t status = guard(body);
-  if (status != LLTM_OK && !names(last_error(), fn)) set_last_error((std::string(fn) + ": " + last_error()).c_str());
+  if (status != LLTM_OK && !names(last_error(), fn)) name_last_error(fn);
   return status;
 }
 

@@ -3,6 +3,7 @@
 // exception crosses the C ABI and every failure leaves a message behind.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <new>
 #include <stdexcept>
@@ -23,8 +24,14 @@ class Error : public std::runtime_error {
 
 [[noreturn]] inline void fail(lltm_status code, const std::string& message) { throw Error(code, message); }
 
-void set_last_error(const char* message);
-const char* last_error();
+// The last failure's message on this thread. Storing one never allocates
+// and never throws (it runs where an allocation has just failed, in
+// functions that must not throw); past kMaxErrorBytes - 1 bytes it is cut.
+constexpr size_t kMaxErrorBytes = 4096;
+void set_last_error(const char* message) noexcept;
+// Puts "fn: " in front of the last message.
+void name_last_error(const char* fn) noexcept;
+const char* last_error() noexcept;
 
 template <typename F>
 int32_t guard(F&& body) noexcept {
