@@ -56,13 +56,13 @@ inline Gates<F> gates(F g0, F g1, F g2) {
   r.o = reciprocal(1.0f + e1);
   // elu as vector_math.h's, with e^g2 from the same parts for its slope.
   const ExpParts<F> p2 = exp_parts(g2);
-  const F negative = p2.scale * p2.m + (p2.scale - 1.0f);
+  const F negative = p2.expm1();
   r.z = g2 > 0.0f ? g2 : negative;
   if (Keep) {
     // fexp clamps its argument to [-87, 88]: a slope below e^-87 is 0 (as float32 would round it), not e^-87.
     r.d_i = g0 > 87.0f ? F{} : e0 * r.i * r.i;
     r.d_o = g1 > 87.0f ? F{} : e1 * r.o * r.o;
-    const F d_z = g2 < -87.0f ? F{} : (p2.m + 1.0f) * p2.scale;
+    const F d_z = g2 < -87.0f ? F{} : p2.exp();
     r.d_z = g2 > 0.0f ? F{} + 1.0f : d_z;
   }
   return r;
@@ -74,13 +74,13 @@ template <bool Keep, typename F>
 inline Tanh<F> tanh_of(F c) {
   const F a = c < 0.0f ? F{} - c : c;
   const ExpParts<F> e = exp_parts(F{} - (a + a));
-  const F em = e.scale * e.m + (e.scale - 1.0f);  // e^-2|c| - 1, in (-1, 0]
+  const F em = e.expm1();  // e^-2|c| - 1, in (-1, 0]
   const F q = reciprocal(em + 2.0f);              // 1 / (1 + e^-2|c|)
   const F large = (F{} - em) * q;
   Tanh<F> r;
   r.t = c < 0.0f ? F{} - large : large;
   if (Keep) {
-    const F ec = (e.m + 1.0f) * e.scale;
+    const F ec = e.exp();
     r.d = a < 43.5f ? 4.0f * ec * q * q : F{};  // e^-2|c| clamped below e^-87: see gates()
   }
   return r;

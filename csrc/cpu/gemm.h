@@ -75,7 +75,7 @@ T* scratch(size_t count, int slot) {
 // bp points at B(0, j0) with consecutive p rows `ldb` apart; Packed means
 // ldb == NR, known at compile time (it keeps a register free in the loop).
 // The MR x NR results go to out, rows ldo apart, added to what out holds
-// when `add` (a tile of the caller's, ldo = NR, or C itself: see gemm_into).
+// when `add` (a tile of the caller's, ldo = NR, or C itself: see gemm_tiles).
 template <typename T, int MR, int NV, bool Packed>
 __attribute__((noinline)) void micro_kernel(int64_t kc, const T* const* rows, int64_t aps, const T* bp, int64_t ldb,
                                             T* out, int64_t ldo, bool add) {
@@ -193,8 +193,7 @@ constexpr bool fits_l1(int64_t kc, int64_t stride) {
 // computing it.
 template <typename T, int NV, typename RowFn, typename Store>
 void gemm_tiles(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K,
-                const GemmOperands<T, RowFn>& op, Store&& store, T* c = nullptr, int64_t ldc = 0,
-                bool accumulate = false) {
+                const GemmOperands<T, RowFn>& op, Store&& store, T* c, int64_t ldc, bool accumulate) {
   constexpr int MR = kTileRows;
   constexpr int NR = NV * Vector<T>::lanes;
   // B's block (kc x nc) stays in L2. K is split only when it is long: every
@@ -267,21 +266,12 @@ void gemm_tiles(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K,
 }
 
 // Picks the micro-tile width for the number of columns: one vector when C is
-// narrow (the forward pass's batch), two otherwise.
+// narrow (the forward pass's batch), two otherwise. With `c` set (C
+// row-major, rows ldc apart, unit column stride) full tiles go straight into
+// C, set or, with `accumulate`, added to; `store` takes the rest.
 template <typename T, typename RowFn, typename Store>
 void gemm(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K, const GemmOperands<T, RowFn>& op,
-          Store&& store) {
-  if (n1 - n0 <= Vector<T>::lanes)
-    gemm_tiles<T, 1>(m0, m1, n0, n1, K, op, store);
-  else
-    gemm_tiles<T, 2>(m0, m1, n0, n1, K, op, store);
-}
-
-// gemm into a row-major C with unit column stride (rows ldc apart), set, or
-// added to with `accumulate`; `store` takes the edge tiles as in gemm.
-template <typename T, typename RowFn, typename Store>
-void gemm_into(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K, const GemmOperands<T, RowFn>& op,
-               Store&& store, T* c, int64_t ldc, bool accumulate) {
+          Store&& store, T* c = nullptr, int64_t ldc = 0, bool accumulate = false) {
   if (n1 - n0 <= Vector<T>::lanes)
     gemm_tiles<T, 1>(m0, m1, n0, n1, K, op, store, c, ldc, accumulate);
   else

@@ -340,10 +340,9 @@ void backward(const BackwardArgs& args) {
         store_row(&row[k], row.stride, tile + i * ld, count, first && !args.accumulate);
       }
     };
-    if (n0 < n1 && d_weights.strides[1] == 1)
-      gemm_into<T>(n0, n1, 0, K, B, dw, store_dw, d_weights.data, d_weights.strides[0], args.accumulate);
-    else if (n0 < n1)
-      gemm<T>(n0, n1, 0, K, B, dw, store_dw);
+    if (n0 < n1)
+      gemm<T>(n0, n1, 0, K, B, dw, store_dw, d_weights.strides[1] == 1 ? d_weights.data : nullptr,
+              d_weights.strides[0], args.accumulate);
     auto gate_row = [&](int64_t b) { return static_cast<const T*>(d_gates + b * G); };
     const GemmOperands<T, decltype(gate_row)> dx{gate_row, 1, weights.data, weights.strides[0],
                                                  weights.strides[1]};

@@ -49,6 +49,10 @@ constexpr bool claimable(uint64_t s) { return next_of(s) < parts_of(s); }
 
 using Clock = std::chrono::steady_clock;
 
+int64_t nanoseconds(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
 // The cost model of parts_for and of waking sleeping threads. Measured on
 // the 2-core development machine (AMD EPYC, AVX-512; tests/c/pool_bench.cpp
 // and bench.ts, BENCHMARKS.md has the runs):
@@ -125,9 +129,8 @@ class Pool {
       return;
     }
     const bool small = work >= 0 && work <= RunModeChooser::kMaxWork && !sizing.stream;
-    const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
     std::exception_ptr error;
-    if (small && modes_.choose(now) == RunMode::solo) {
+    if (small && modes_.choose(nanoseconds(Clock::now())) == RunMode::solo) {
       try {
         for (int p = 0; p < parts; ++p) body(ctx, p, parts);
       } catch (...) {

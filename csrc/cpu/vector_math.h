@@ -82,6 +82,8 @@ inline FloatVector at_most(FloatVector hi, FloatVector x) { return x > hi ? hi :
 template <typename F>
 struct ExpParts {
   F scale, m;
+  F exp() const { return (m + 1.0f) * scale; }
+  F expm1() const { return scale * m + (scale - 1.0f); }
 };
 
 template <typename F>
@@ -107,15 +109,13 @@ inline ExpParts<F> exp_parts(F x) {
 
 template <typename F>
 inline F fexp(F x) {
-  const ExpParts<F> e = exp_parts(x);
-  return (e.m + 1.0f) * e.scale;
+  return exp_parts(x).exp();
 }
 
 // e^x - 1, accurate near 0 where e^x - 1 would cancel.
 template <typename F>
 inline F fexpm1(F x) {
-  const ExpParts<F> e = exp_parts(x);
-  return e.scale * e.m + (e.scale - 1.0f);
+  return exp_parts(x).expm1();
 }
 
 template <typename F>
