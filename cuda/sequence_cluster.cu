@@ -167,6 +167,24 @@ struct ClusterShape {
 
 // A group's task i: row b of the cluster, state j of the block (clamped into
 // range where the group has no task i: it still takes the warp's shuffles).
+// Where a lane's sends go: the staged rows and the mbarrier of blocks lane
+// and lane + kGroup of the cluster (those that exist; the sends skip the rest).
+struct SendTargets {
+  uint32_t staged[kSendsPerLane], barrier[kSendsPerLane];
+};
+
+template <typename T>
+__device__ __forceinline__ SendTargets send_targets(const T* staged, uint32_t barriers, int lane, int blocks) {
+  SendTargets to;
+#pragma unroll
+  for (int q = 0; q < kSendsPerLane; ++q) {
+    const int r = min(lane + q * kGroup, blocks - 1);
+    to.staged[q] = cluster_address(shared_address(staged), r);
+    to.barrier[q] = cluster_address(barriers, r);
+  }
+  return to;
+}
+
 struct Task {
   int b, j;
   bool active;
@@ -216,14 +234,7 @@ __global__ void __launch_bounds__(kClusterThreads, 1) forward_cluster(SequenceFo
   }
   const int lane = threadIdx.x % kGroup, group = threadIdx.x / kGroup;
   const int tasks = rows * P;
-  // Where this lane's sends go: blocks lane and lane + kGroup (those that exist).
-  uint32_t to_staged[kSendsPerLane], to_barrier[kSendsPerLane];
-#pragma unroll
-  for (int q = 0; q < kSendsPerLane; ++q) {
-    const int r = min(lane + q * kGroup, blocks - 1);
-    to_staged[q] = cluster_address(shared_address(staged), r);
-    to_barrier[q] = cluster_address(barriers, r);
-  }
+  const SendTargets to = send_targets(staged, barriers, lane, blocks);
   // Between the reserve's planes, and between steps in a plane and in the input sums.
   const int64_t plane = int64_t(p.steps) * p.B * S, plane_step = int64_t(p.B) * S, input_step = 3 * plane_step;
   Task task[kMaxTasks];
@@ -291,7 +302,7 @@ __global__ void __launch_bounds__(kClusterThreads, 1) forward_cluster(SequenceFo
         const uint32_t at = next + uint32_t((b * width + s) * int(sizeof(T)));
 #pragma unroll
         for (int q = 0; q < kSendsPerLane; ++q)
-          if (lane + q * kGroup < blocks) send(to_staged[q] + at, update[i].h, to_barrier[q] + 8 * (slot ^ 1));
+          if (lane + q * kGroup < blocks) send(to.staged[q] + at, update[i].h, to.barrier[q] + 8 * (slot ^ 1));
       }
     }
     // The step's results go to global memory, and the next step's input sums
@@ -356,13 +367,7 @@ __global__ void __launch_bounds__(kClusterThreads, 1)
   }
   const int lane = threadIdx.x % kGroup, group = threadIdx.x / kGroup;
   const int tasks = rows * P;
-  uint32_t to_staged[kSendsPerLane], to_barrier[kSendsPerLane];
-#pragma unroll
-  for (int q = 0; q < kSendsPerLane; ++q) {
-    const int r = min(lane + q * kGroup, blocks - 1);
-    to_staged[q] = cluster_address(shared_address(staged), r);
-    to_barrier[q] = cluster_address(barriers, r);
-  }
+  const SendTargets to = send_targets(staged, barriers, lane, blocks);
   // Between the reserve's planes, and between steps in a plane and in dG.
   const int64_t plane = int64_t(p.steps) * p.B * S, plane_step = int64_t(p.B) * S, dg_step = 3 * plane_step;
   Task task[kMaxTasks];
@@ -410,10 +415,10 @@ __global__ void __launch_bounds__(kClusterThreads, 1)
 #pragma unroll
       for (int q = 0; q < kSendsPerLane; ++q) {
         if (lane + q * kGroup >= blocks) continue;
-        const uint32_t barrier = to_barrier[q] + 8 * slot;
-        send(to_staged[q] + at, d[i].d0, barrier);
-        send(to_staged[q] + at + uint32_t(S * int(sizeof(T))), d[i].d1, barrier);
-        send(to_staged[q] + at + uint32_t(2 * S * int(sizeof(T))), d[i].d2, barrier);
+        const uint32_t barrier = to.barrier[q] + 8 * slot;
+        send(to.staged[q] + at, d[i].d0, barrier);
+        send(to.staged[q] + at + uint32_t(S * int(sizeof(T))), d[i].d1, barrier);
+        send(to.staged[q] + at + uint32_t(2 * S * int(sizeof(T))), d[i].d2, barrier);
       }
     }
     // The gradients go to global memory, and the saved values of step t - 1
