@@ -1,9 +1,14 @@
 /*
  * lltm.h: the C ABI of the LLTM cell's native kernels.
  *
- * ABI version 2 (version 1's functions are unchanged; version 2 adds the
- * sequence engine, lltm_sequence_*, and the *_v forms, the same calls with
- * their arguments in memory). Every function is `extern "C"` and
+ * ABI version 3: every op is declared once in lltm_ops.def (its tensor
+ * slots with their shape rules, scalars and flags) and called through
+ * lltm_run with one lltm_call block; each tensor carries its dtype, and
+ * bfloat16 and float16 join float32 and float64. The typed entry points of
+ * version 1 (lltm_forward, lltm_backward, ...) and version 2 (the sequence
+ * engine, lltm_sequence_*) remain as wrappers of lltm_run for C callers,
+ * answering as before: their dtype argument (float32 or float64) applies to
+ * every tensor. Every function is `extern "C"` and
  * reports failure through a status code (lltm_status); the message of the
  * last failure on the calling thread is read with lltm_last_error(). Nothing is written to any output
  * before all arguments have been validated.
@@ -53,8 +58,14 @@
 extern "C" {
 #endif
 
-#define LLTM_ABI_VERSION 2
+#define LLTM_ABI_VERSION 3
 #define LLTM_MAX_DIMS 4
+#define LLTM_MAX_SLOTS 16   /* tensors of one lltm_call */
+#define LLTM_MAX_SCALARS 8  /* scalars of one lltm_call */
+
+/* Flags of the ops that take them (lltm_ops.def names which). */
+#define LLTM_ACCUMULATE_PARAM_GRADS 1u /* add the parameters' gradients (ACC slots) to the outputs' contents */
+#define LLTM_SEQUENCE_TRAINING 1u      /* keep what the sequence backward needs in `reserve` */
 
 typedef enum lltm_status {
   LLTM_OK = 0,
@@ -70,7 +81,27 @@ typedef enum lltm_status {
   LLTM_ERR_INVALID_ARGUMENT = 10    /* a flag or scalar argument out of range, or an output overlapping another argument */
 } lltm_status;
 
-typedef enum lltm_dtype { LLTM_FLOAT32 = 0, LLTM_FLOAT64 = 1 } lltm_dtype;
+/* The element types and the ops, from the table in lltm_ops.def. */
+#define LLTM_OP(ID, code, entry, sizes, flags)
+#define LLTM_SLOT(name, role, shape)
+#define LLTM_SCALAR(name, kind, lo, hi)
+#define LLTM_DTYPE(ID, code, name, bytes, cls) LLTM_##ID = code,
+typedef enum lltm_dtype {
+#include "lltm_ops.def"
+  LLTM_DTYPE_END
+} lltm_dtype;
+#undef LLTM_DTYPE
+#undef LLTM_OP
+#define LLTM_DTYPE(ID, code, name, bytes, cls)
+#define LLTM_OP(ID, code, entry, sizes, flags) LLTM_OP_##ID = code,
+typedef enum lltm_op {
+#include "lltm_ops.def"
+  LLTM_OP_END
+} lltm_op;
+#undef LLTM_DTYPE
+#undef LLTM_OP
+#undef LLTM_SLOT
+#undef LLTM_SCALAR
 
 typedef enum lltm_device_kind { LLTM_CPU = 0, LLTM_CUDA = 1 } lltm_device_kind;
 
@@ -83,7 +114,39 @@ typedef struct lltm_tensor {
   int64_t ndim;                   /* 1..LLTM_MAX_DIMS */
   int64_t sizes[LLTM_MAX_DIMS];   /* sizes[0..ndim) > 0; entries from ndim on are ignored */
   int64_t strides[LLTM_MAX_DIMS]; /* in elements, >= 0 */
+  int64_t dtype;                  /* lltm_dtype of the elements (ABI 3); the typed entry points of
+                                     versions 1 and 2 ignore it and use their dtype argument */
 } lltm_tensor;
+
+/* One call of an op through lltm_run (ABI 3): its tensors in the order of
+ * the op's slots in lltm_ops.def, its scalars in the order of its
+ * LLTM_SCALARs, its flags. Every tensor lives on (device_kind,
+ * device_index), except LLTM_OP_COPY's src, on (src_device_kind,
+ * src_device_index). Bit k of `given` says that tensors[k] holds slot k: an
+ * optional slot is absent when its bit is clear (its descriptor is then not
+ * read), a required one is refused (LLTM_ERR_NULL_POINTER), and a bit past
+ * the op's slots is LLTM_ERR_INVALID_ARGUMENT. */
+typedef struct lltm_call {
+  int32_t device_kind;
+  int32_t device_index;
+  int32_t src_device_kind;
+  int32_t src_device_index;
+  uint32_t flags;
+  uint32_t given;
+  double scalars[LLTM_MAX_SCALARS];
+  lltm_tensor tensors[LLTM_MAX_SLOTS];
+} lltm_call;
+
+/* Runs op `op` (an lltm_op) on `call`: every rule of the op's declaration in
+ * lltm_ops.def (ranks and sizes, strides, dtypes, overlap, scalars, flags) is
+ * checked before anything is written; messages start with the op's entry name
+ * and name its slots. One or two arguments for every op, whatever its slots. */
+LLTM_API int32_t lltm_run(int32_t op, const lltm_call* call);
+
+/* The bytes the BYTES slot of op `op` needs for the sizes of the call's
+ * other tensors (LLTM_OP_SEQUENCE_FORWARD and _BACKWARD: the reserve), in
+ * *bytes; only the slots that the op's sizes are taken from are read. */
+LLTM_API int32_t lltm_buffer_bytes(int32_t op, const lltm_call* call, uint64_t* bytes);
 
 /* LLTM_ABI_VERSION of the library actually loaded. */
 LLTM_API uint32_t lltm_abi_version(void);
@@ -114,9 +177,6 @@ LLTM_API int32_t lltm_backward(
     const lltm_tensor* d_bias, const lltm_tensor* d_old_cell,
     int32_t dtype, int32_t device_kind, int32_t device_index);
 
-/* Flags of lltm_backward_ex. */
-#define LLTM_ACCUMULATE_PARAM_GRADS 1u /* add d_weights and d_bias to the outputs' contents */
-
 /* lltm_backward with flags; with LLTM_ACCUMULATE_PARAM_GRADS the weights' and
  * bias' gradients are added to what d_weights and d_bias hold (as autograd
  * accumulates into .grad, e.g. over the steps of a sequence), the other
@@ -136,17 +196,6 @@ LLTM_API int32_t lltm_backward_ex(
  * otherwise), and more than the device can give is LLTM_ERR_OUT_OF_MEMORY. */
 LLTM_API int32_t lltm_alloc(uint64_t bytes, int32_t device_kind, int32_t device_index, void** out);
 LLTM_API int32_t lltm_free(void* data, int32_t device_kind, int32_t device_index);
-
-/* The same calls with their arguments in the caller's memory, for foreign-function
- * interfaces whose calls cost more past three arguments (Node's node:ffi takes a
- * slower path from four on): `tensors` holds the tensors in the order of the
- * call above (12 for lltm_forward_v, 14 for lltm_backward_ex_v), `codes` the
- * integers that follow them (dtype, device_kind, device_index; for
- * lltm_backward_ex_v flags first), `device` lltm_alloc's device_kind and
- * device_index. Results and errors are those of the call above. */
-LLTM_API int32_t lltm_forward_v(const lltm_tensor* tensors, const int32_t* codes);
-LLTM_API int32_t lltm_backward_ex_v(const lltm_tensor* tensors, const int32_t* codes);
-LLTM_API int32_t lltm_alloc_v(uint64_t bytes, const int32_t* device, void** out);
 
 /* Strided copy between two tensors of equal sizes, on any pair of devices. */
 LLTM_API int32_t lltm_copy(const lltm_tensor* dst, int32_t dst_kind, int32_t dst_index,
@@ -230,9 +279,6 @@ LLTM_API int32_t lltm_abi_constant(const char* name, int64_t* value);
  * reserve may then be NULL and reserve_bytes 0.
  */
 
-/* Flags of lltm_sequence_forward. */
-#define LLTM_SEQUENCE_TRAINING 1u /* keep what lltm_sequence_backward needs in `reserve` */
-
 /* Stores in *bytes the size of the reserve of a training forward with these
  * sizes (each at least 1); refused with LLTM_ERR_INVALID_ARGUMENT when it does
  * not fit in 64 bits or in the address space. */
@@ -262,22 +308,6 @@ LLTM_API int32_t lltm_sequence_backward(
     const lltm_tensor* d_inputs, const lltm_tensor* d_weights, const lltm_tensor* d_bias,
     const lltm_tensor* d_h0, const lltm_tensor* d_c0,
     uint32_t flags, int32_t dtype, int32_t device_kind, int32_t device_index);
-
-/* The sequence calls with their arguments in the caller's memory, as
- * lltm_forward_v and lltm_backward_ex_v above (two or three arguments, for
- * node:ffi's fast path): `sizes` holds steps, batch, input_features and
- * state_size, `codes` dtype, device_kind and device_index;
- * `tensors` the tensors in the order of the call (8 for
- * lltm_sequence_forward_v; 11 for lltm_sequence_backward_v, without the
- * reserve), `reserve` the reserve's address and reserve_bytes as two 64-bit
- * words, `codes` flags, dtype, device_kind, device_index and, for
- * lltm_sequence_backward_v, a fifth: the output gradients given, bit k for
- * tensors[k] (grad_outputs, grad_last_h, grad_last_cell); a clear bit passes
- * NULL (zeros) and its slot is not read, another bit set is
- * LLTM_ERR_INVALID_ARGUMENT. Results and errors are those of the call above. */
-LLTM_API int32_t lltm_sequence_reserve_bytes_v(const int64_t* sizes, const int32_t* codes, uint64_t* bytes);
-LLTM_API int32_t lltm_sequence_forward_v(const lltm_tensor* tensors, const uint64_t* reserve, const int32_t* codes);
-LLTM_API int32_t lltm_sequence_backward_v(const lltm_tensor* tensors, const uint64_t* reserve, const int32_t* codes);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,27 @@
+// A validated call of one op, as the CPU kernels and every device backend
+// receive it: the op's tensors by slot (in lltm_ops.def's order), its
+// scalars, its flags and its named sizes.
+#pragma once
+
+#include <cstdint>
+
+#include "lltm.h"
+
+namespace lltm {
+
+struct OpCall {
+  int32_t op;  // an lltm_op
+  // The float type the kernels compute in: LLTM_FLOAT32 or LLTM_FLOAT64.
+  // Every FLOAT tensor a backend receives has this dtype (the library stages
+  // others through it); BYTES slots have LLTM_UINT8.
+  int32_t compute;
+  uint32_t flags;
+  const lltm_tensor* tensors[LLTM_MAX_SLOTS];  // nullptr for an absent optional slot
+  double scalars[LLTM_MAX_SCALARS];
+  int64_t sizes[26];  // the named sizes by letter (sizes['B' - 'A']); 0 where the op has none
+
+  const lltm_tensor* tensor(int slot) const { return tensors[slot]; }
+  int64_t size(char name) const { return sizes[name - 'A']; }
+};
+
+}  // namespace lltm
