@@ -30,7 +30,7 @@ test("ts/native/abi.generated.ts is what scripts/gen-abi.ts generates from the C
 /**
  * Every `#define LLTM_X <number>` and enumerator `LLTM_X = <number>` of the
  * header, and the enumerators its enums take from the table (LLTM_<dtype>,
- * LLTM_OP_<op>, each closed by an _END member one past the last).
+ * LLTM_OP_<op>).
  */
 function parseHeader(text: string, def: string): Record<string, number> {
   const found: Record<string, number> = {};
@@ -38,14 +38,8 @@ function parseHeader(text: string, def: string): Record<string, number> {
   const code = strip(text);
   for (const m of code.matchAll(/#define\s+(LLTM_[A-Z0-9_]+)\s+(\d+)u?\s*$/gm)) found[m[1]!] = Number(m[2]);
   for (const m of code.matchAll(/\b(LLTM_[A-Z0-9_]+)\s*=\s*(\d+)u?\b/g)) found[m[1]!] = Number(m[2]);
-  for (const [macro, prefix, end] of [["LLTM_DTYPE", "LLTM_", "LLTM_DTYPE_END"], ["LLTM_OP", "LLTM_OP_", "LLTM_OP_END"]]) {
-    let last = -1;
-    for (const m of strip(def).matchAll(new RegExp(`^${macro}\\((\\w+), (\\d+),`, "gm"))) {
-      found[`${prefix}${m[1]}`] = Number(m[2]);
-      last = Number(m[2]);
-    }
-    found[end!] = last + 1;
-  }
+  for (const m of strip(def).matchAll(/^LLTM_DTYPE\((\w+), (\d+),/gm)) found[`LLTM_${m[1]}`] = Number(m[2]);
+  for (const m of strip(def).matchAll(/^LLTM_OP\((\w+), (\d+),/gm)) found[`LLTM_OP_${m[1]}`] = Number(m[2]);
   return found;
 }
 
