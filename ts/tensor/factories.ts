@@ -61,9 +61,12 @@ export function fromTypedArray(
   try {
     native.write(fn, t, data);
     if (stored === dtype) return t;
-    return t.cast(dtype);
-  } finally {
-    if (stored !== dtype) t.dispose();
+    const converted = t.cast(dtype);
+    t.dispose();
+    return converted;
+  } catch (e) {
+    t.dispose();
+    throw e;
   }
 }
 
