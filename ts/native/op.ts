@@ -58,8 +58,8 @@ export class Op {
   readonly byteSlots: readonly boolean[];
   /** The slot whose tensor lives on the call's src device (LLTM_OP_COPY's src), or -1. */
   readonly srcSlot: number;
-  /** Per size, in the table's order: the slot and dimension it is read from, and the size it is solved against (-1: none). */
-  private readonly sizeRules: readonly (readonly [number, number, number])[];
+  /** Per size, in the table's order, three entries: the slot and dimension it is read from, and the size it is solved against (-1: none). */
+  private readonly sizeRules: Int32Array;
 
   constructor(name: OpName) {
     this.name = name;
@@ -68,7 +68,7 @@ export class Op {
     this.byteSlots = this.spec.slots.map((s) => s.bytes);
     this.srcSlot = name === "COPY" ? this.slot("src") : -1;
     const order = this.spec.sizes.map(([size]) => size);
-    this.sizeRules = this.spec.sizes.map(([, slot, dim, minus]) => [this.slot(slot), dim, minus === "" ? -1 : order.indexOf(minus)] as const);
+    this.sizeRules = Int32Array.from(this.spec.sizes.flatMap(([, slot, dim, minus]) => [this.slot(slot), dim, minus === "" ? -1 : order.indexOf(minus)]));
   }
 
   /** The index of slot `name`. */
@@ -86,9 +86,8 @@ export class Op {
    */
   bindSizes(tensors: readonly (Shaped | undefined)[], out: number[]): void {
     const rules = this.sizeRules;
-    for (let i = 0; i < rules.length; i++) {
-      const [slot, dim, minus] = rules[i]!;
-      const size = tensors[slot]?.shape[dim] ?? 1;
+    for (let i = 0, r = 0; r < rules.length; i++, r += 3) {
+      const size = tensors[rules[r]!]?.shape[rules[r + 1]!] ?? 1, minus = rules[r + 2]!;
       out[i] = minus < 0 ? size : Math.max(1, size - out[minus]!);
     }
   }

@@ -70,8 +70,10 @@ export function disposeAll(tensors: readonly Tensor[]): void {
 
 /** Runs `o` on `ins` then `out` (its slots in order), with `flags`; frees `out` if it fails. */
 export function runInto(o: native.Op, fn: string, ins: readonly (Tensor | undefined)[], out: readonly Tensor[], flags = 0): void {
+  const all = ins.slice();
+  for (let i = 0; i < out.length; i++) all.push(out[i]);
   try {
-    native.run(o, fn, [...ins, ...out], flags);
+    native.run(o, fn, all, flags);
   } catch (e) {
     disposeAll(out);
     throw e;
