@@ -155,7 +155,7 @@ for (const dtype of ["float32", "float64"] as const) {
       }
       const bad = [...bwIns, ...a] as Describable[];
       bad[6] = altered(bad[6]!, { shape: [B, S] });
-      const rt = typed((d) => native().lltm_backward_ex(...(bad.map((t, i) => d(i, t)) as Tuple14), 0, code[dtype], 0, 0), 14);
+      const rt = typed((d) => native().lltm_backward(...(bad.map((t, i) => d(i, t)) as Tuple14), code[dtype], 0, 0), 14);
       assert(rt.status !== 0, "a short X is refused");
       assertEquals(call.write("BACKWARD", bad).run("BACKWARD"), rt, "a short X");
     } finally {

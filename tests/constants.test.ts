@@ -45,7 +45,7 @@ function parseHeader(text: string, def: string): Record<string, number> {
 
 test("the generated constants are exactly csrc/lltm.h's and lltm_ops.def's, with their values", () => {
   const parsed = parseHeader(header, table);
-  assert(Object.keys(parsed).length >= 40, `the header parser found only ${Object.keys(parsed).join(", ")}`);
+  assert(Object.keys(parsed).length >= 30, `the header parser found only ${Object.keys(parsed).join(", ")}`);
   assertEquals(sortedEntries(headerConstants), sortedEntries(parsed), "ts/native/abi.generated.ts against csrc/lltm.h");
 });
 

@@ -37,7 +37,7 @@ test("lltmSequenceForward names a wrongly shaped, typed or disposed argument", (
   using badC = Tensor.zeros([B + 1, S], o);
   assertThrowsLLTM(() => lltmSequenceForward(a.inputs, a.weights, a.bias, a.h0, badC), "SHAPE_MISMATCH", /'c0' must have shape \[3, 5\] \(B, S\)/);
   using h32 = Tensor.zeros([B, S]);
-  assertThrowsLLTM(() => lltmSequenceForward(a.inputs, a.weights, a.bias, h32, a.c0), "INVALID_DTYPE", /'h0' has dtype float32 but 'inputs' has float64/);
+  assertThrowsLLTM(() => lltmSequenceForward(a.inputs, a.weights, a.bias, h32, a.c0), "INVALID_DTYPE", /lltmSequenceForward: 'h0' has dtype float32 but 'inputs' has dtype float64/);
   const gone = Tensor.zeros([3 * S], o);
   gone.dispose();
   assertThrowsLLTM(() => lltmSequenceForward(a.inputs, a.weights, gone, a.h0, a.c0), "DISPOSED", /lltmSequenceForward: 'bias' has been disposed/);
