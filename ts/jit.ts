@@ -24,7 +24,7 @@ import { join, relative } from "node:path";
 
 import { acquireLock } from "./build_lock.ts";
 import { LLTMError, permissionError } from "./errors.ts";
-import { environment, libraryFile, libraryFilesProblem, useLibrary } from "./native/index.ts";
+import { environment, gpuPresent, libraryFile, libraryFilesProblem, useLibrary } from "./native/index.ts";
 
 export interface LoadOptions {
   /** Print each step, and the build's own output. */
@@ -169,17 +169,6 @@ function cudaSetting(setting: NonNullable<LoadOptions["cuda"]>): "ON" | "OFF" {
     throw new LLTMError("INVALID_ARGUMENT", `load: 'cuda' must be true, false, "auto", "on" or "off", got ${JSON.stringify(setting)}`);
   }
   return gpuPresent() && spawnSync("nvcc", ["--version"]).status === 0 ? "ON" : "OFF";
-}
-
-/** Whether this machine has an NVIDIA GPU (its driver lists one). */
-function gpuPresent(): boolean {
-  try {
-    if (readdirSync("/proc/driver/nvidia/gpus").length > 0) return true;
-  } catch {
-    // No driver folder: ask nvidia-smi, which other systems have.
-  }
-  const r = spawnSync("nvidia-smi", ["-L"], { encoding: "utf8" });
-  return r.status === 0 && /GPU \d/.test(r.stdout ?? "");
 }
 
 /** Runs a command, handing each line of its output to `onLine` as it comes. */

@@ -11,4 +11,5 @@ export { newDescribableId, overlaps } from "./descriptor.ts";
 export {
   defaultLibraryPath, environment, isBun, libraryFile, loadLibrary, type NativeLibrary, prepareBinding, useLibrary,
 } from "./library.ts";
+export { gpuDevicePresent, gpuPresent } from "./gpu.ts";
 export { libraryFilesProblem } from "./library_file.ts";
