@@ -6,6 +6,13 @@
  * changed file rebuilds only what depends on it); then makes the result the
  * library this process uses.
  *
+ * Nothing is built when the library in use already has what is asked (the
+ * prebuilt package, on a CPU-only machine or with its CUDA backend), and the
+ * installed prebuilt CUDA package is taken before building one. The process
+ * switches to the library load() built or found as long as no tensor was
+ * made (tensors' memory belongs to the library that allocated it); after
+ * that, load() refuses before building, and says what to do.
+ *
  * The CUDA backend is built only when asked for (`cuda: true`) or when a GPU
  * is present and nvcc is found; a build prints one line per step, so that a
  * minute's compile is not a minute of silence.
@@ -24,7 +31,11 @@ import { join, relative } from "node:path";
 
 import { acquireLock } from "./build_lock.ts";
 import { LLTMError, permissionError } from "./errors.ts";
-import { environment, gpuPresent, libraryFile, libraryFilesProblem, useLibrary } from "./native/index.ts";
+import {
+  environment, gpuPresent, hasCudaPlugin, libraryFile, libraryFilesProblem, libraryInUse, prebuiltCudaLibrary, prebuiltPackages,
+  useLibrary,
+} from "./native/index.ts";
+import { tensorMemoryMade } from "./storage.ts";
 
 export interface LoadOptions {
   /** Print each step, and the build's own output. */
@@ -41,17 +52,21 @@ export interface LoadOptions {
   buildType?: "Release" | "Debug";
   /** The project folder holding CMakeLists.txt, csrc/ and cuda/ (default: this package). */
   sourceDir?: string;
-  /** Make the result the library this process uses (default true; false only builds). */
+  /**
+   * Make the result the library this process uses (default true). false only
+   * builds, even when the library in use already has what is asked.
+   */
   use?: boolean;
 }
 
 export interface LoadResult {
-  /** The library that was built (or found up to date). */
+  /** The library that was built, found up to date, or already in use with what was asked. */
   path: string;
   /** Whether this call ran the build. */
   rebuilt: boolean;
-  /** Whether the process now uses this library (false when another one was already in use). */
+  /** Whether the process now uses this library (false with `use: false`). */
   inUse: boolean;
+  /** The build folder ("" when nothing needed building). */
   buildDir: string;
   /** The build tool's output, when it ran. */
   log: string;
@@ -77,6 +92,10 @@ async function build(options: LoadOptions): Promise<LoadResult> {
   const cacheDir = options.cacheDir ?? environment("LLTM_CACHE_DIR") ??
     join(environment("XDG_CACHE_HOME") ?? join(homedir(), ".cache"), "lltm");
   const cuda = cudaSetting(options.cuda ?? "auto");
+  if (options.use !== false) {
+    const ready = readyLibrary(cuda, say);
+    if (ready !== undefined) return ready;
+  }
   const buildType = options.buildType ?? "Release";
   const ninja = spawnSync("ninja", ["--version"]).status === 0;
 
@@ -154,11 +173,42 @@ async function build(options: LoadOptions): Promise<LoadResult> {
       unlock();
     }
   }
-  const inUse = options.use === false ? false : useLibrary(library);
-  if (options.use !== false) {
-    say(inUse ? `loaded ${library}` : `built ${library}, but another lltm library is already in use in this process`);
-  }
+  const inUse = options.use === false ? false : useLibrary(library, { replace: true });
+  if (inUse) say(`loaded ${library}`);
   return { path: library, rebuilt, inUse, buildDir, log };
+}
+
+/**
+ * What load() returns without building: the library in use when it already
+ * has what is asked (the CPU always; the CUDA backend when `cuda` is ON), or
+ * else the installed prebuilt CUDA package, which it switches to. Undefined
+ * when a build is needed, after making sure that the process can switch to its
+ * result: no tensor may hold memory of the library in use.
+ */
+function readyLibrary(cuda: "ON" | "OFF", say: (message: string) => void): LoadResult | undefined {
+  const current = libraryInUse();
+  const ready = (path: string): LoadResult => ({ path, rebuilt: false, inUse: true, buildDir: "", log: "" });
+  if (current !== undefined && (cuda === "OFF" || hasCudaPlugin(current))) {
+    say(`the library in use, ${current}, has what is asked (CPU${cuda === "ON" ? " and CUDA" : ""}); nothing to build`);
+    return ready(current);
+  }
+  if (current !== undefined && tensorMemoryMade()) {
+    throw new LLTMError(
+      "BACKEND_UNAVAILABLE",
+      `load: the lltm library in use, ${current}, has no CUDA backend, and this process cannot switch to one that has: ` +
+        "tensors were already made, and their memory belongs to the library in use. Call `await load({ cuda: true })` " +
+        `before making any tensor, or install ${prebuiltPackages?.cuda ?? "a prebuilt CUDA package"} beside lltm, or set ` +
+        "LLTM_LIBRARY_PATH to a liblltm built with CUDA (`await load({ cuda: true, use: false })` builds one and returns its " +
+        "path) and restart the process",
+    );
+  }
+  const prebuilt = prebuiltCudaLibrary();
+  if (cuda === "ON" && prebuilt !== undefined) {
+    useLibrary(prebuilt, { replace: true });
+    say(`loaded the prebuilt CUDA library ${prebuilt}`);
+    return ready(prebuilt);
+  }
+  return undefined;
 }
 
 /** ON or OFF: "auto" builds CUDA only where a GPU and nvcc both are. */

@@ -9,7 +9,8 @@ export {
 } from "./calls.ts";
 export { newDescribableId, overlaps } from "./descriptor.ts";
 export {
-  defaultLibraryPath, environment, isBun, libraryFile, loadLibrary, type NativeLibrary, prepareBinding, useLibrary,
+  defaultLibraryPath, environment, isBun, libraryFile, libraryInUse, loadLibrary, type NativeLibrary, prebuiltCudaLibrary,
+  prebuiltPackages, prepareBinding, useLibrary,
 } from "./library.ts";
 export { gpuDevicePresent, gpuPresent } from "./gpu.ts";
-export { libraryFilesProblem } from "./library_file.ts";
+export { hasCudaPlugin, libraryFilesProblem } from "./library_file.ts";
