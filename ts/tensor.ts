@@ -5,7 +5,6 @@
  * disposed (or used with `using`), and the memory is freed when the last
  * tensor viewing it is disposed. A finalizer frees what is forgotten.
  */
-import { requireDevice } from "./cuda.ts";
 import { Device, type DeviceLike } from "./device.ts";
 import { type DType, isDType, itemSize, typedArray } from "./dtype.ts";
 import { LLTMError } from "./errors.ts";
@@ -51,7 +50,6 @@ export class Tensor implements native.NativeTensor {
 
   /** A tensor with uninitialised contents. */
   static empty(shape: readonly number[], options: TensorOptions = {}): Tensor {
-    requireDevice(options.device, "Tensor.empty");
     const dtype = checkDType(options.dtype ?? "float32");
     const device = Device.of(options.device ?? "cpu");
     const dims = checkShape(shape, "shape");
@@ -60,17 +58,14 @@ export class Tensor implements native.NativeTensor {
   }
 
   static zeros(shape: readonly number[], options: TensorOptions = {}): Tensor {
-    requireDevice(options.device, "Tensor.zeros");
     return Tensor.full(shape, 0, options);
   }
 
   static ones(shape: readonly number[], options: TensorOptions = {}): Tensor {
-    requireDevice(options.device, "Tensor.ones");
     return Tensor.full(shape, 1, options);
   }
 
   static full(shape: readonly number[], value: number, options: TensorOptions = {}): Tensor {
-    requireDevice(options.device, "Tensor.full");
     const t = Tensor.empty(shape, options);
     t.fill(value);
     return t;
@@ -82,7 +77,6 @@ export class Tensor implements native.NativeTensor {
     shape: readonly number[] = [data.length],
     options: { device?: DeviceLike } = {},
   ): Tensor {
-    requireDevice(options.device, "Tensor.fromTypedArray");
     if (!(data instanceof Float32Array || data instanceof Float64Array)) {
       throw new LLTMError("INVALID_ARGUMENT", "fromTypedArray: data must be a Float32Array or a Float64Array");
     }
@@ -106,7 +100,6 @@ export class Tensor implements native.NativeTensor {
 
   /** A tensor from nested arrays of numbers, e.g. [[1, 2], [3, 4]]. */
   static fromArray(data: NestedArray, options: TensorOptions = {}): Tensor {
-    requireDevice(options.device, "Tensor.fromArray");
     const shape: number[] = [];
     for (let level: NestedArray = data; Array.isArray(level); level = level[0]!) {
       if (level.length === 0) throw new LLTMError("INVALID_ARGUMENT", "fromArray: arrays must not be empty");
@@ -133,14 +126,12 @@ export class Tensor implements native.NativeTensor {
 
   /** Standard normal values from a seeded generator. */
   static randn(shape: readonly number[], options: RandomOptions = {}): Tensor {
-    requireDevice(options.device, "Tensor.randn");
     const rng = new Random(options.seed ?? 0);
     return Tensor.generate(shape, options, () => rng.normal());
   }
 
   /** Uniform values in [low, high) from a seeded generator. */
   static rand(shape: readonly number[], options: RandomOptions & { low?: number; high?: number } = {}): Tensor {
-    requireDevice(options.device, "Tensor.rand");
     const rng = new Random(options.seed ?? 0);
     const low = options.low ?? 0, high = options.high ?? 1;
     return Tensor.generate(shape, options, () => low + (high - low) * rng.uniform());
@@ -314,7 +305,6 @@ export class Tensor implements native.NativeTensor {
   /** A copy on another device; this tensor itself (as a new reference) if it is already there. */
   to(device: DeviceLike): Tensor {
     this.assertLive("to");
-    requireDevice(device, "Tensor.to");
     const target = Device.of(device);
     if (target.equals(this.device)) return this.view(this.shape, this.strides, this.offset);
     return this.clone(target);
