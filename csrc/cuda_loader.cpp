@@ -101,3 +101,8 @@ const DeviceBackend* cuda_backend(const char** why) {
 }
 
 }  // namespace lltm
+
+LLTM_API const char* lltm_cuda_blas(void) {
+  const lltm::DeviceBackend* backend = lltm::cuda_backend(nullptr);
+  return backend == nullptr ? "" : backend->blas();
+}

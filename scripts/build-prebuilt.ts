@@ -20,7 +20,7 @@
  *   --out DIR  where to put the libraries (default: packages/linux-x64-gnu, or packages/linux-x64-gnu-cuda)
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -94,7 +94,7 @@ process.stdout.write(run("cmake", [
   ...(ninja ? ["-G", "Ninja"] : []),
   "-DCMAKE_BUILD_TYPE=Release",
   `-DLLTM_CUDA=${cuda ? "ON" : "OFF"}`,
-  ...(architectures ? [`-DCMAKE_CUDA_ARCHITECTURES=${architectures}`] : []),
+  ...(architectures ? [`-DCMAKE_CUDA_ARCHITECTURES=${architectures}`, "-DLLTM_CUBLAS=DYNAMIC"] : []),
   "-DLLTM_NATIVE_ARCH=OFF",
   "-DLLTM_PORTABLE=ON",
   `-DLLTM_OUTPUT_DIR=${out}`,
@@ -157,7 +157,11 @@ if (cuda) lines.push(check(`${out}/liblltm_cuda.so`, /^lltm_backend_v1$/, "lltm_
 if (cuda) {
   const files = readdirSync(out).map((name) => statSync(`${out}/${name}`).size);
   const megabytes = (files.reduce((a, b) => a + b, 0) / 1e6).toFixed(1);
-  lines.push(`${out}: ${megabytes} MB unpacked, CUDA architectures ${architectures}`);
+  // cuda/CMakeLists.txt compiles the run-time cuBLAS path only against the toolkit's cuBLAS headers.
+  const blas = /^LLTM_CUBLAS_HEADER:FILEPATH=.*cublas_v2\.h$/m.test(readFileSync(`${buildDir}/CMakeCache.txt`, "utf8"))
+    ? "cuBLAS opened at run time where found"
+    : "NO cuBLAS: the toolkit has no cublas_v2.h, so the package always uses its own kernels";
+  lines.push(`${out}: ${megabytes} MB unpacked; CUDA architectures ${architectures}; ${blas}`);
 }
 // The last lines: what each library needs (.ci/consumer.sh prints them).
 for (const line of lines) console.log(line);
