@@ -173,7 +173,7 @@ async function build(options: LoadOptions): Promise<LoadResult> {
       unlock();
     }
   }
-  const inUse = options.use === false ? false : useLibrary(library, { replace: true });
+  const inUse = options.use === false ? false : switchTo(library);
   if (inUse) say(`loaded ${library}`);
   return { path: library, rebuilt, inUse, buildDir, log };
 }
@@ -192,19 +192,10 @@ function readyLibrary(cuda: "ON" | "OFF", say: (message: string) => void): LoadR
     say(`the library in use, ${current}, has what is asked (CPU${cuda === "ON" ? " and CUDA" : ""}); nothing to build`);
     return ready(current);
   }
-  if (current !== undefined && tensorMemoryMade()) {
-    throw new LLTMError(
-      "BACKEND_UNAVAILABLE",
-      `load: the lltm library in use, ${current}, has no CUDA backend, and this process cannot switch to one that has: ` +
-        "tensors were already made, and their memory belongs to the library in use. Call `await load({ cuda: true })` " +
-        `before making any tensor, or install ${prebuiltPackages?.cuda ?? "a prebuilt CUDA package"} beside lltm, or set ` +
-        "LLTM_LIBRARY_PATH to a liblltm built with CUDA (`await load({ cuda: true, use: false })` builds one and returns its " +
-        "path) and restart the process",
-    );
-  }
+  if (current !== undefined && tensorMemoryMade()) throw cannotSwitch(current);
   const prebuilt = prebuiltCudaLibrary();
   if (cuda === "ON" && prebuilt !== undefined) {
-    useLibrary(prebuilt, { replace: true });
+    switchTo(prebuilt);
     say(`loaded the prebuilt CUDA library ${prebuilt}`);
     return ready(prebuilt);
   }
@@ -286,4 +277,22 @@ async function writable<T>(cacheDir: string, action: () => T | Promise<T>): Prom
     }
     throw e;
   }
+}
+
+/** Makes `path` the library in use; tensors made meanwhile (while load() was building) keep the library that has them. */
+function switchTo(path: string): boolean {
+  const current = libraryInUse();
+  if (current !== undefined && current !== path && tensorMemoryMade()) throw cannotSwitch(current, path);
+  return useLibrary(path, { replace: true });
+}
+
+function cannotSwitch(current: string, built?: string): LLTMError {
+  return new LLTMError(
+    "BACKEND_UNAVAILABLE",
+    `load: the lltm library in use, ${current}, has no CUDA backend, and this process cannot switch to one that has` +
+      `${built ? ` (${built})` : ""}: tensors were already made, and their memory belongs to the library in use. ` +
+      "Call `await load({ cuda: true })` before making any tensor, or install " +
+      `${prebuiltPackages?.cuda ?? "a prebuilt CUDA package"} beside lltm, or set LLTM_LIBRARY_PATH to a liblltm built ` +
+      "with CUDA (`await load({ cuda: true, use: false })` builds one and returns its path) and restart the process",
+  );
 }
