@@ -60,5 +60,18 @@ if(LLTM_PORTABLE)
     target_compile_options(lltm_cuda PRIVATE
       "$<$<COMPILE_LANGUAGE:CUDA>:SHELL:-Xcompiler=-include,${LLTM_GLIBC_COMPAT_HEADER}>"
       "$<$<COMPILE_LANGUAGE:CXX>:SHELL:-include ${LLTM_GLIBC_COMPAT_HEADER}>")
+    # The static CUDA runtime's references to what glibc 2.34 moved into libc:
+    # each sent by --wrap to its old version (the list is cudart_compat.cpp's).
+    set(compat "${PROJECT_SOURCE_DIR}/csrc/portable/cudart_compat.cpp")
+    target_sources(lltm_cuda PRIVATE "${compat}")
+    file(READ "${compat}" compat_text)
+    string(REGEX MATCHALL "\n  X\\([a-z_]+," compat_entries "${compat_text}")
+    foreach(entry ${compat_entries})
+      string(REGEX REPLACE "\n  X\\(([a-z_]+)," "\\1" symbol "${entry}")
+      target_link_options(lltm_cuda PRIVATE "-Wl,--wrap=${symbol}")
+    endforeach()
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${compat}")
+    # shm_open and shm_unlink live in librt before glibc 2.34.
+    target_link_libraries(lltm_cuda PRIVATE -Wl,--push-state,--no-as-needed -l:librt.so.1 -Wl,--pop-state)
   endif()
 endif()

@@ -39,7 +39,7 @@ std::string cuda_driver_problem(int built_with) {
   return "the NVIDIA driver supports CUDA " + cuda_release(version) + " (cuDriverGetVersion " + std::to_string(version) +
          "), but this CUDA backend was built with CUDA " + cuda_release(built_with) + " and needs a driver for CUDA " +
          cuda_release(needed) + " or newer; update the NVIDIA driver, or build the backend with a CUDA toolkit this driver " +
-         "supports (`await load({ cuda: true })`)";
+         "supports (`await load({ cuda: true })` does, before the first tensor, where the toolkit is installed)";
 }
 
 }  // namespace lltm

@@ -32,8 +32,8 @@ import { join, relative } from "node:path";
 import { acquireLock } from "./build_lock.ts";
 import { LLTMError, permissionError } from "./errors.ts";
 import {
-  environment, gpuPresent, hasCudaPlugin, libraryFile, libraryFilesProblem, libraryInUse, prebuiltCudaLibrary, prebuiltPackages,
-  useLibrary,
+  cudaDeviceCount, environment, gpuDevicePresent, gpuPresent, hasCudaPlugin, libraryFile, libraryFilesProblem, libraryInUse,
+  prebuiltCudaLibrary, prebuiltPackages, useLibrary,
 } from "./native/index.ts";
 import { tensorMemoryMade } from "./storage.ts";
 
@@ -180,7 +180,8 @@ async function build(options: LoadOptions): Promise<LoadResult> {
 
 /**
  * What load() returns without building: the library in use when it already
- * has what is asked (the CPU always; the CUDA backend when `cuda` is ON), or
+ * has what is asked (the CPU always; with `cuda` ON, a CUDA backend that can
+ * run where the driver lists a GPU), or
  * else the installed prebuilt CUDA package, which it switches to. Undefined
  * when a build is needed, after making sure that the process can switch to its
  * result: no tensor may hold memory of the library in use.
@@ -188,7 +189,9 @@ async function build(options: LoadOptions): Promise<LoadResult> {
 function readyLibrary(cuda: "ON" | "OFF", say: (message: string) => void): LoadResult | undefined {
   const current = libraryInUse();
   const ready = (path: string): LoadResult => ({ path, rebuilt: false, inUse: true, buildDir: "", log: "" });
-  if (current !== undefined && (cuda === "OFF" || hasCudaPlugin(current))) {
+  // A CUDA backend that sees no GPU where the driver lists one (a driver too old for it) is rebuilt from source.
+  const usable = (path: string) => hasCudaPlugin(path) && (!gpuDevicePresent() || cudaDeviceCount() > 0);
+  if (current !== undefined && (cuda === "OFF" || usable(current))) {
     say(`the library in use, ${current}, has what is asked (CPU${cuda === "ON" ? " and CUDA" : ""}); nothing to build`);
     return ready(current);
   }
@@ -289,7 +292,7 @@ function switchTo(path: string): boolean {
 function cannotSwitch(current: string, built?: string): LLTMError {
   return new LLTMError(
     "BACKEND_UNAVAILABLE",
-    `load: the lltm library in use, ${current}, has no CUDA backend, and this process cannot switch to one that has` +
+    `load: the lltm library in use, ${current}, has no CUDA backend that runs here, and this process cannot switch to one` +
       `${built ? ` (${built})` : ""}: tensors were already made, and their memory belongs to the library in use. ` +
       "Call `await load({ cuda: true })` before making any tensor, or install " +
       `${prebuiltPackages?.cuda ?? "a prebuilt CUDA package"} beside lltm, or set LLTM_LIBRARY_PATH to a liblltm built ` +
