@@ -11,6 +11,7 @@ import { spawnSync } from "node:child_process";
 
 import { gpuPresent } from "../ts/native/gpu.ts";
 import { fail, parseArgs } from "./args.ts";
+import { writeAbi } from "./gen-abi.ts";
 
 const usage = "usage: bun scripts/build.ts [--cuda auto|gpu|on|off] [--debug] [--if-needed] [--clean]";
 const args = parseArgs(process.argv.slice(2), { values: ["--cuda"], flags: ["--debug", "--if-needed", "--clean"] }, usage);
@@ -35,6 +36,7 @@ function configuredCuda(): string | undefined {
   return /^LLTM_CUDA:STRING=(.*)$/m.exec(readFileSync(cache, "utf8"))?.[1];
 }
 
+writeAbi();
 if (args.flags.has("--clean")) rmSync(buildDir, { recursive: true, force: true });
 const ninja = spawnSync("ninja", ["--version"]).status === 0;
 if (!args.flags.has("--if-needed") || configuredCuda() !== cuda) {
