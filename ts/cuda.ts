@@ -1,5 +1,6 @@
 /** The CUDA devices this build and machine can use. */
 import { Device, type DeviceLike } from "./device.ts";
+import type { DType } from "./dtype.ts";
 import { LLTMError } from "./errors.ts";
 import * as native from "./native/index.ts";
 
@@ -40,9 +41,9 @@ let cudaUsable = false;
  * CUDA backend, the ways to one. Checked before any memory is allocated, so
  * that load({ cuda: true }) can still switch libraries afterwards.
  */
-export function requireDevice(device: DeviceLike | undefined, fn: string): void {
-  if (cudaUsable || device === undefined) return;
-  const d = Device.of(device);
+export function requireDevice(device: DeviceLike | DType | undefined, fn: string): void {
+  if (cudaUsable || device === undefined || (typeof device === "string" && !device.startsWith("cuda"))) return;
+  const d = Device.of(device as DeviceLike);
   if (d.kind !== "cuda") return;
   if (native.cudaDeviceCount() > 0) {
     cudaUsable = true;
