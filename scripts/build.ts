@@ -9,7 +9,7 @@
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 
-import { gpuPresent } from "../ts/native/gpu.ts";
+import { gpuPresent } from "../ts/gpu.ts";
 import { fail, parseArgs } from "./args.ts";
 import { writeAbi } from "./gen-abi.ts";
 

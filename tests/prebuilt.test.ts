@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import { backendInfo } from "../ts/index.ts";
-import { gpuDevicePresent } from "../ts/native/gpu.ts";
+import { gpuDevicePresent } from "../ts/gpu.ts";
 import { runChild } from "./child.ts";
 import { assert, assertEquals, test } from "./harness.ts";
 

@@ -31,9 +31,10 @@ import { join, relative } from "node:path";
 
 import { acquireLock } from "./build_lock.ts";
 import { LLTMError, permissionError } from "./errors.ts";
+import { gpuDevicePresent, gpuPresent } from "./gpu.ts";
 import {
-  cudaDeviceCount, environment, gpuDevicePresent, gpuPresent, hasCudaPlugin, libraryFile, libraryFilesProblem, libraryInUse,
-  prebuiltCudaLibrary, prebuiltPackages, useLibrary,
+  cudaDeviceCount, environment, hasCudaPlugin, libraryFile, libraryFilesProblem, libraryInUse, prebuiltCudaLibrary,
+  prebuiltPackages, useLibrary,
 } from "./native/index.ts";
 import { tensorMemoryMade } from "./storage.ts";
 

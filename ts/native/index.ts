@@ -13,7 +13,6 @@ export {
   defaultLibraryPath, environment, isBun, libraryFile, libraryInUse, loadLibrary, type NativeLibrary, prebuiltCudaLibrary,
   prebuiltPackages, prepareBinding, useLibrary,
 } from "./library.ts";
-export { gpuDevicePresent, gpuPresent } from "./gpu.ts";
 export { hasCudaPlugin, libraryFilesProblem } from "./library_file.ts";
 export { op, type Op, type OpName, type SlotSpec } from "./op.ts";
 export { type ArgumentNames } from "./status.ts";

@@ -11,7 +11,7 @@
  */
 import { LLTMError, permissionError } from "../errors.ts";
 import { headerConstants, layoutConstants } from "./constants.ts";
-import { gpuDevicePresent } from "./gpu.ts";
+import { gpuDevicePresent } from "../gpu.ts";
 import { checkLibraryFile, fileExists } from "./library_file.ts";
 import type { NativeLibrary } from "./symbols.ts";
 
