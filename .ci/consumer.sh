@@ -4,7 +4,9 @@
 # into a new project outside the repository, and there train a few steps from
 # Bun, Deno and Node, each importing "lltm" by name; type-check a consumer file
 # with no Bun, Deno or Node types; and run every ts block of the README under
-# the three runtimes (one of them builds the library with load()). Only the
+# the three runtimes (load() finds the prebuilt library in use and builds
+# nothing). npm, looking for the prebuilt CUDA package on the registry, skips
+# it, as the optional dependency it is. Only the
 # tarballs come from the repository; the runtimes come from npm, at the
 # versions the repository pins.
 set -euo pipefail
@@ -134,8 +136,7 @@ node_modules/.bin/node --disable-warning=ExperimentalWarning train.mjs
 node_modules/.bin/tsc -p tsconfig.json
 echo "consumer: tsc --noEmit of a consumer file with no runtime types: ok"
 
-# Every ts block of the README, as the package ships it, under each runtime
-# (the load() block builds once into LLTM_CACHE_DIR, then finds it up to date).
+# Every ts block of the README, as the package ships it, under each runtime.
 node -e '
   const fs = require("node:fs");
   const text = fs.readFileSync("node_modules/lltm/README.md", "utf8");

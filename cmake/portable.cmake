@@ -1,5 +1,6 @@
-# LLTM_PORTABLE=ON links libstdc++ into liblltm (for the prebuilt package,
-# scripts/build-prebuilt.ts): then the library needs only glibc and libgcc_s
+# LLTM_PORTABLE=ON links libstdc++ into liblltm, and into liblltm_cuda when
+# it is built (for the prebuilt packages, scripts/build-prebuilt.ts): then the
+# library needs only glibc and libgcc_s
 # of the machine that runs it, not a libstdc++ at least as new as the build
 # machine's. Its copy stays private (--exclude-libs, and a version script
 # that exports lltm.h's functions alone), so that liblltm never binds to, or
@@ -26,9 +27,20 @@ if(LLTM_PORTABLE)
   if(LLTM_NATIVE_ARCH)
     message(FATAL_ERROR "lltm: LLTM_PORTABLE and LLTM_NATIVE_ARCH exclude each other: a portable library must not use -march=native")
   endif()
-  target_link_options(lltm PRIVATE -static-libstdc++ -Wl,--exclude-libs,ALL -Wl,--gc-sections -Wl,--as-needed
-    "-Wl,--version-script=${PROJECT_SOURCE_DIR}/csrc/portable/exports.map")
-  set_property(TARGET lltm APPEND PROPERTY LINK_DEPENDS "${PROJECT_SOURCE_DIR}/csrc/portable/exports.map")
+  # The same for each shared library: libstdc++ linked in and private, the exports of its map alone.
+  function(lltm_portable_link target exports)
+    target_link_options(${target} PRIVATE -static-libstdc++ -Wl,--exclude-libs,ALL -Wl,--gc-sections -Wl,--as-needed
+      "-Wl,--version-script=${PROJECT_SOURCE_DIR}/csrc/portable/${exports}")
+    set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS "${PROJECT_SOURCE_DIR}/csrc/portable/${exports}")
+    target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/csrc/portable/glibc_compat.cpp)
+    target_link_options(${target} PRIVATE -Wl,--wrap=pthread_create -Wl,--wrap=pthread_once -Wl,--wrap=fstat64)
+    # Before glibc 2.34 the old dlopen and pthread_create live in these two, not
+    # in libc; since 2.34 they are empty stubs. Named in full (only the
+    # versioned names exist on new systems) and kept though no symbol resolves
+    # to them here, which --as-needed would otherwise drop.
+    target_link_libraries(${target} PRIVATE -Wl,--push-state,--no-as-needed -l:libdl.so.2 -l:libpthread.so.0 -Wl,--pop-state)
+  endfunction()
+  lltm_portable_link(lltm exports.map)
 
   set(LLTM_GLIBC_COMPAT_HEADER "${PROJECT_SOURCE_DIR}/csrc/portable/glibc_compat.h")
   set(LLTM_GLIBC_COMPAT_TARGETS lltm_common lltm_core)
@@ -38,11 +50,28 @@ if(LLTM_PORTABLE)
   foreach(target ${LLTM_GLIBC_COMPAT_TARGETS})
     target_compile_options(${target} PRIVATE "SHELL:-include ${LLTM_GLIBC_COMPAT_HEADER}")
   endforeach()
-  target_sources(lltm PRIVATE csrc/portable/glibc_compat.cpp)
-  target_link_options(lltm PRIVATE -Wl,--wrap=pthread_create -Wl,--wrap=pthread_once -Wl,--wrap=fstat64)
-  # Before glibc 2.34 the old dlopen and pthread_create live in these two, not
-  # in libc; since 2.34 they are empty stubs. Named in full (only the
-  # versioned names exist on new systems) and kept though no symbol resolves
-  # to them here, which --as-needed would otherwise drop.
-  target_link_libraries(lltm PRIVATE -Wl,--push-state,--no-as-needed -l:libdl.so.2 -l:libpthread.so.0 -Wl,--pop-state)
+
+  # The prebuilt CUDA backend (scripts/build-prebuilt.ts --cuda): the CUDA
+  # runtime is linked statically already (cuda/CMakeLists.txt), and it opens
+  # the driver's libcuda.so.1 itself, so with libstdc++ linked in too it needs
+  # what liblltm needs and nothing more; it exports lltm_backend_v1 alone.
+  if(TARGET lltm_cuda)
+    lltm_portable_link(lltm_cuda backend_exports.map)
+    target_compile_options(lltm_cuda PRIVATE
+      "$<$<COMPILE_LANGUAGE:CUDA>:SHELL:-Xcompiler=-include,${LLTM_GLIBC_COMPAT_HEADER}>"
+      "$<$<COMPILE_LANGUAGE:CXX>:SHELL:-include ${LLTM_GLIBC_COMPAT_HEADER}>")
+    # The static CUDA runtime's references to what glibc 2.34 moved into libc:
+    # each sent by --wrap to its old version (the list is cudart_compat.cpp's).
+    set(compat "${PROJECT_SOURCE_DIR}/csrc/portable/cudart_compat.cpp")
+    target_sources(lltm_cuda PRIVATE "${compat}")
+    file(READ "${compat}" compat_text)
+    string(REGEX MATCHALL "\n  X\\([a-z_]+," compat_entries "${compat_text}")
+    foreach(entry ${compat_entries})
+      string(REGEX REPLACE "\n  X\\(([a-z_]+)," "\\1" symbol "${entry}")
+      target_link_options(lltm_cuda PRIVATE "-Wl,--wrap=${symbol}")
+    endforeach()
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${compat}")
+    # shm_open and shm_unlink live in librt before glibc 2.34.
+    target_link_libraries(lltm_cuda PRIVATE -Wl,--push-state,--no-as-needed -l:librt.so.1 -Wl,--pop-state)
+  endif()
 endif()

@@ -14,7 +14,7 @@
 // backend built with the same value. (The entry point keeps its name
 // `lltm_backend_v1` for every version, so that an old backend reaches the
 // version check instead of a missing symbol.)
-#define LLTM_BACKEND_API_VERSION 4u
+#define LLTM_BACKEND_API_VERSION 5u
 
 namespace lltm {
 
@@ -35,6 +35,9 @@ struct DeviceBackend {
   int32_t (*write)(void* dst, const void* host_src, uint64_t bytes, int32_t device);
   int32_t (*synchronize)(int32_t device);
   const char* (*last_error)();
+  // How products are computed: "cublas" (linked, or found and opened at run
+  // time) or "own" (the backend's own kernels at every size).
+  const char* (*blas)();
 };
 
 // The CUDA backend, loaded on first use; nullptr (with `why` set) when the

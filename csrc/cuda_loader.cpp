@@ -4,6 +4,7 @@
 #include <string>
 
 #include "backend.h"
+#include "cuda_driver.h"
 #include "lltm.h"
 
 #if defined(_WIN32)
@@ -53,7 +54,7 @@ Loaded load() {
 #if defined(_WIN32)
   HMODULE handle = LoadLibraryA(path.c_str());
   if (handle == nullptr) {
-    result.why = "this build of lltm has no CUDA backend (" + path + " could not be loaded)";
+    result.why = "this liblltm has no CUDA backend beside it (" + path + " could not be loaded)";
     return result;
   }
   auto entry = reinterpret_cast<lltm_backend_entry>(GetProcAddress(handle, "lltm_backend_v1"));
@@ -61,8 +62,7 @@ Loaded load() {
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* err = dlerror();
-    result.why = "this build of lltm has no CUDA backend (" + std::string(err ? err : path) +
-                 "); rebuild on a machine with the CUDA toolkit";
+    result.why = "this liblltm has no CUDA backend beside it (" + std::string(err ? err : path) + ")";
     return result;
   }
   auto entry = reinterpret_cast<lltm_backend_entry>(dlsym(handle, "lltm_backend_v1"));
@@ -71,6 +71,10 @@ Loaded load() {
     result.why = path + " does not export lltm_backend_v1";
     return result;
   }
+#ifdef LLTM_CUDA_BUILD_VERSION
+  result.why = cuda_driver_problem(LLTM_CUDA_BUILD_VERSION);
+  if (!result.why.empty()) return result;
+#endif
   const DeviceBackend* backend = entry();
   if (backend == nullptr) {
     result.why = path + ": lltm_backend_v1 returned no backend table";
@@ -97,3 +101,8 @@ const DeviceBackend* cuda_backend(const char** why) {
 }
 
 }  // namespace lltm
+
+LLTM_API const char* lltm_cuda_blas(void) {
+  const lltm::DeviceBackend* backend = lltm::cuda_backend(nullptr);
+  return backend == nullptr ? "" : backend->blas();
+}

@@ -168,6 +168,11 @@ LLTM_API const char* lltm_last_error(void);
 /* Number of CUDA devices (0 without the CUDA backend or without a GPU); never fails. */
 LLTM_API int32_t lltm_cuda_device_count(void);
 
+/* How the CUDA backend computes matrix products: "cublas", or "own" (its own
+   kernels, where cuBLAS is neither linked nor found); "" without the CUDA
+   backend. Never fails. */
+LLTM_API const char* lltm_cuda_blas(void);
+
 LLTM_API int32_t lltm_forward(
     const lltm_tensor* input, const lltm_tensor* weights, const lltm_tensor* bias,
     const lltm_tensor* old_h, const lltm_tensor* old_cell,

@@ -101,9 +101,11 @@ int32_t synchronize_entry(int32_t device) {
   return guard([&] { synchronize(device); });
 }
 
+const char* blas_entry() { return blas_available() ? "cublas" : "own"; }
+
 const DeviceBackend table = {LLTM_BACKEND_API_VERSION, device_count_entry, run_entry,         alloc_entry,
                              free_entry,               copy_entry,         read_entry,        write_entry,
-                             synchronize_entry,        last_error};
+                             synchronize_entry,        last_error,         blas_entry};
 
 }  // namespace
 }  // namespace lltm::cuda

@@ -1,28 +1,34 @@
 /**
- * The prebuilt CPU library's package (packages/linux-x64-gnu): its metadata
- * agrees with lltm's optionalDependencies, and the loader finds its library in
- * an installed layout (npm's flat node_modules and pnpm's nested one) before
- * lib/, while LLTM_LIBRARY_PATH still overrides it. The layouts are made in a
+ * The prebuilt libraries' packages (packages/linux-x64-gnu and
+ * packages/linux-x64-gnu-cuda): their metadata agrees with lltm's
+ * optionalDependencies, and the loader finds the CPU library in an installed
+ * layout (npm's flat node_modules and pnpm's nested one) before lib/, while
+ * LLTM_LIBRARY_PATH still overrides it; the CUDA package is taken where a GPU
+ * is present, and by load({ cuda: true }) anywhere. The layouts are made in a
  * temporary folder from ts/ and the library this suite runs on.
- */
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+*/
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import { backendInfo } from "../ts/index.ts";
+import { gpuDevicePresent } from "../ts/gpu.ts";
 import { runChild } from "./child.ts";
 import { assert, assertEquals, test } from "./harness.ts";
 
 const root = decodeURIComponent(new URL("../", import.meta.url).pathname);
 const json = (path: string) => JSON.parse(readFileSync(join(root, path), "utf8"));
 
-test("the linux-x64-gnu package is an optional dependency of lltm, for Linux x64 glibc only, carrying liblltm.so", () => {
-  const main = json("package.json"), platform = json("packages/linux-x64-gnu/package.json");
-  assertEquals(main.optionalDependencies?.[platform.name], platform.version, "lltm's optionalDependencies");
-  assertEquals(platform.version, main.version, "the versions move together");
-  assertEquals([platform.os, platform.cpu, platform.libc], [["linux"], ["x64"], ["glibc"]]);
-  assertEquals(platform.files, ["liblltm.so"]);
-});
+for (const [folder, files] of [["linux-x64-gnu", ["liblltm.so"]], ["linux-x64-gnu-cuda", ["liblltm.so", "liblltm_cuda.so"]]] as const) {
+  test(`the ${folder} package is an optional dependency of lltm, for Linux x64 glibc only, carrying ${files.join(" and ")}`, () => {
+    const main = json("package.json"), platform = json(`packages/${folder}/package.json`);
+    assertEquals(platform.name, `@lltm/${folder}`);
+    assertEquals(main.optionalDependencies?.[platform.name], platform.version, "lltm's optionalDependencies");
+    assertEquals(platform.version, main.version, "the versions move together");
+    assertEquals([platform.os, platform.cpu, platform.libc], [["linux"], ["x64"], ["glibc"]]);
+    assertEquals(platform.files, files);
+  });
+}
 
 // Node does not strip types under node_modules, so the layout's TypeScript runs under Bun and Deno only.
 const isNode = typeof (globalThis as { Bun?: unknown; Deno?: unknown }).Bun === "undefined" &&
@@ -54,3 +60,41 @@ test("the loader takes the installed prebuilt library before lib/, and LLTM_LIBR
     rmSync(dir, { recursive: true, force: true });
   }
 }, { skip });
+
+test("with both prebuilt packages, the loader takes the CUDA one only where a GPU is present, and load({ cuda: true }) switches to it without building", () => {
+  const dir = mkdtempSync(join(tmpdir(), "lltm-prebuilt-cuda-"));
+  try {
+    const library = backendInfo().path;
+    // lltm outside node_modules (Node strips types only there), the packages in node_modules above it.
+    const pkg = join(dir, "lltm"), cpu = join(dir, "node_modules", "@lltm", "linux-x64-gnu");
+    const cuda = join(dir, "node_modules", "@lltm", "linux-x64-gnu-cuda");
+    for (const folder of [cpu, cuda]) {
+      mkdirSync(folder, { recursive: true });
+      copyFileSync(library, join(folder, "liblltm.so"));
+    }
+    // The CUDA backend's file: the choice reads only that it is there (a complete library, which the loader
+    // checks), and nothing here runs CUDA, so the suite's liblltm stands in where no liblltm_cuda was built.
+    const backend = join(library, "..", "liblltm_cuda.so");
+    copyFileSync(existsSync(backend) ? backend : library, join(cuda, "liblltm_cuda.so"));
+    cpSync(join(root, "ts"), join(pkg, "ts"), { recursive: true });
+    copyFileSync(join(root, "package.json"), join(pkg, "package.json"));
+    const main = join(dir, "main.ts"), cache = join(dir, "cache");
+    writeFileSync(
+      main,
+      `import { backendInfo, load } from ${JSON.stringify(join(pkg, "ts", "index.ts"))};
+const first = backendInfo().path;
+const result = await load({ cuda: true, cacheDir: ${JSON.stringify(cache)}, progress: false });
+console.log(JSON.stringify({ first, result, after: backendInfo().path }));
+`,
+    );
+    const r = runChild(main, [], { env: { LLTM_LIBRARY_PATH: "" } });
+    assert(r.status === 0, `${r.stdout}${r.stderr}`);
+    const report = JSON.parse(r.stdout.trim().split("\n").at(-1)!);
+    assertEquals(report.first, join(gpuDevicePresent() ? cuda : cpu, "liblltm.so"), "the library opened first");
+    assertEquals(report.result, { path: join(cuda, "liblltm.so"), rebuilt: false, inUse: true, buildDir: "", log: "" });
+    assertEquals(report.after, join(cuda, "liblltm.so"), "backendInfo() after load({ cuda: true })");
+    assert(!existsSync(cache), "nothing was built");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, { skip: linuxX64 ? false : "the prebuilt packages are for Linux x64" });

@@ -1,5 +1,6 @@
 /** The CUDA devices this build and machine can use. */
 import { Device, type DeviceLike } from "./device.ts";
+import type { DType } from "./dtype.ts";
 import { LLTMError } from "./errors.ts";
 import * as native from "./native/index.ts";
 
@@ -30,3 +31,39 @@ export const cuda: CUDA = {
     native.synchronize("cuda.synchronize", d);
   },
 };
+
+let cudaUsable = false;
+
+/**
+ * Throws, naming the public operation `fn`, when `device` is a CUDA device
+ * and this process cannot use one: the library's own reason (no CUDA backend
+ * beside it, no GPU, a driver too old), and where the library in use has no
+ * CUDA backend, the ways to one. Checked before any memory is allocated, so
+ * that load({ cuda: true }) can still switch libraries afterwards.
+ */
+export function requireDevice(device: DeviceLike | DType | undefined, fn: string): void {
+  if (cudaUsable || device === undefined || (typeof device === "string" && !device.startsWith("cuda"))) return;
+  const d = Device.of(device as DeviceLike);
+  if (d.kind !== "cuda") return;
+  if (native.cudaDeviceCount() > 0) {
+    cudaUsable = true;
+    return;
+  }
+  let reason = "no CUDA device";
+  try {
+    native.synchronize(fn, d);
+  } catch (e) {
+    if (!(e instanceof LLTMError)) throw e;
+    reason = e.message;
+  }
+  const library = native.libraryInUse();
+  if (library === undefined || native.hasCudaPlugin(library)) throw new LLTMError("BACKEND_UNAVAILABLE", reason);
+  const prebuilt = native.prebuiltPackages?.cuda;
+  throw new LLTMError(
+    "BACKEND_UNAVAILABLE",
+    `${reason}\nThe lltm library in use (${library}) has no CUDA backend. To use the GPU: call \`await load({ cuda: true })\` ` +
+      "before making any tensor (it takes the prebuilt CUDA package when it is installed, else builds the backend with the " +
+      `CUDA toolkit), ${prebuilt ? `install ${prebuilt} beside lltm (it needs only the NVIDIA driver), ` : ""}or set ` +
+      "LLTM_LIBRARY_PATH to a liblltm built with CUDA and restart the process",
+  );
+}

@@ -6,6 +6,13 @@
  * changed file rebuilds only what depends on it); then makes the result the
  * library this process uses.
  *
+ * Nothing is built when the library in use already has what is asked (the
+ * prebuilt package, on a CPU-only machine or with its CUDA backend), and the
+ * installed prebuilt CUDA package is taken before building one. The process
+ * switches to the library load() built or found as long as no tensor was
+ * made (tensors' memory belongs to the library that allocated it); after
+ * that, load() refuses before building, and says what to do.
+ *
  * The CUDA backend is built only when asked for (`cuda: true`) or when a GPU
  * is present and nvcc is found; a build prints one line per step, so that a
  * minute's compile is not a minute of silence.
@@ -24,7 +31,12 @@ import { join, relative } from "node:path";
 
 import { acquireLock } from "./build_lock.ts";
 import { LLTMError, permissionError } from "./errors.ts";
-import { environment, libraryFile, libraryFilesProblem, useLibrary } from "./native/index.ts";
+import { gpuDevicePresent, gpuPresent } from "./gpu.ts";
+import {
+  cudaDeviceCount, environment, hasCudaPlugin, libraryFile, libraryFilesProblem, libraryInUse, prebuiltCudaLibrary,
+  prebuiltPackages, useLibrary,
+} from "./native/index.ts";
+import { tensorMemoryMade } from "./storage.ts";
 
 export interface LoadOptions {
   /** Print each step, and the build's own output. */
@@ -41,17 +53,21 @@ export interface LoadOptions {
   buildType?: "Release" | "Debug";
   /** The project folder holding CMakeLists.txt, csrc/ and cuda/ (default: this package). */
   sourceDir?: string;
-  /** Make the result the library this process uses (default true; false only builds). */
+  /**
+   * Make the result the library this process uses (default true). false only
+   * builds, even when the library in use already has what is asked.
+   */
   use?: boolean;
 }
 
 export interface LoadResult {
-  /** The library that was built (or found up to date). */
+  /** The library that was built, found up to date, or already in use with what was asked. */
   path: string;
   /** Whether this call ran the build. */
   rebuilt: boolean;
-  /** Whether the process now uses this library (false when another one was already in use). */
+  /** Whether the process now uses this library (false with `use: false`). */
   inUse: boolean;
+  /** The build folder ("" when nothing needed building). */
   buildDir: string;
   /** The build tool's output, when it ran. */
   log: string;
@@ -77,6 +93,10 @@ async function build(options: LoadOptions): Promise<LoadResult> {
   const cacheDir = options.cacheDir ?? environment("LLTM_CACHE_DIR") ??
     join(environment("XDG_CACHE_HOME") ?? join(homedir(), ".cache"), "lltm");
   const cuda = cudaSetting(options.cuda ?? "auto");
+  if (options.use !== false) {
+    const ready = readyLibrary(cuda, say);
+    if (ready !== undefined) return ready;
+  }
   const buildType = options.buildType ?? "Release";
   const ninja = spawnSync("ninja", ["--version"]).status === 0;
 
@@ -154,11 +174,36 @@ async function build(options: LoadOptions): Promise<LoadResult> {
       unlock();
     }
   }
-  const inUse = options.use === false ? false : useLibrary(library);
-  if (options.use !== false) {
-    say(inUse ? `loaded ${library}` : `built ${library}, but another lltm library is already in use in this process`);
-  }
+  const inUse = options.use === false ? false : switchTo(library);
+  if (inUse) say(`loaded ${library}`);
   return { path: library, rebuilt, inUse, buildDir, log };
+}
+
+/**
+ * What load() returns without building: the library in use when it already
+ * has what is asked (the CPU always; with `cuda` ON, a CUDA backend that can
+ * run where the driver lists a GPU), or
+ * else the installed prebuilt CUDA package, which it switches to. Undefined
+ * when a build is needed, after making sure that the process can switch to its
+ * result: no tensor may hold memory of the library in use.
+ */
+function readyLibrary(cuda: "ON" | "OFF", say: (message: string) => void): LoadResult | undefined {
+  const current = libraryInUse();
+  const ready = (path: string): LoadResult => ({ path, rebuilt: false, inUse: true, buildDir: "", log: "" });
+  // A CUDA backend that sees no GPU where the driver lists one (a driver too old for it) is rebuilt from source.
+  const usable = (path: string) => hasCudaPlugin(path) && (!gpuDevicePresent() || cudaDeviceCount() > 0);
+  if (current !== undefined && (cuda === "OFF" || usable(current))) {
+    say(`the library in use, ${current}, has what is asked (CPU${cuda === "ON" ? " and CUDA" : ""}); nothing to build`);
+    return ready(current);
+  }
+  if (current !== undefined && tensorMemoryMade()) throw cannotSwitch(current);
+  const prebuilt = prebuiltCudaLibrary();
+  if (cuda === "ON" && prebuilt !== undefined) {
+    switchTo(prebuilt);
+    say(`loaded the prebuilt CUDA library ${prebuilt}`);
+    return ready(prebuilt);
+  }
+  return undefined;
 }
 
 /** ON or OFF: "auto" builds CUDA only where a GPU and nvcc both are. */
@@ -169,17 +214,6 @@ function cudaSetting(setting: NonNullable<LoadOptions["cuda"]>): "ON" | "OFF" {
     throw new LLTMError("INVALID_ARGUMENT", `load: 'cuda' must be true, false, "auto", "on" or "off", got ${JSON.stringify(setting)}`);
   }
   return gpuPresent() && spawnSync("nvcc", ["--version"]).status === 0 ? "ON" : "OFF";
-}
-
-/** Whether this machine has an NVIDIA GPU (its driver lists one). */
-function gpuPresent(): boolean {
-  try {
-    if (readdirSync("/proc/driver/nvidia/gpus").length > 0) return true;
-  } catch {
-    // No driver folder: ask nvidia-smi, which other systems have.
-  }
-  const r = spawnSync("nvidia-smi", ["-L"], { encoding: "utf8" });
-  return r.status === 0 && /GPU \d/.test(r.stdout ?? "");
 }
 
 /** Runs a command, handing each line of its output to `onLine` as it comes. */
@@ -247,4 +281,22 @@ async function writable<T>(cacheDir: string, action: () => T | Promise<T>): Prom
     }
     throw e;
   }
+}
+
+/** Makes `path` the library in use; tensors made meanwhile (while load() was building) keep the library that has them. */
+function switchTo(path: string): boolean {
+  const current = libraryInUse();
+  if (current !== undefined && current !== path && tensorMemoryMade()) throw cannotSwitch(current, path);
+  return useLibrary(path, { replace: true });
+}
+
+function cannotSwitch(current: string, built?: string): LLTMError {
+  return new LLTMError(
+    "BACKEND_UNAVAILABLE",
+    `load: the lltm library in use, ${current}, has no CUDA backend that runs here, and this process cannot switch to one` +
+      `${built ? ` (${built})` : ""}: tensors were already made, and their memory belongs to the library in use. ` +
+      "Call `await load({ cuda: true })` before making any tensor, or install " +
+      `${prebuiltPackages?.cuda ?? "a prebuilt CUDA package"} beside lltm, or set LLTM_LIBRARY_PATH to a liblltm built ` +
+      "with CUDA (`await load({ cuda: true, use: false })` builds one and returns its path) and restart the process",
+  );
 }

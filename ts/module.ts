@@ -7,6 +7,7 @@
  */
 import { LLTMFunction } from "./autograd.ts";
 import { loadCheckpoint, saveCheckpoint } from "./checkpoint.ts";
+import { requireDevice } from "./cuda.ts";
 import { Device, type DeviceLike } from "./device.ts";
 import { checkDType, type DType, itemSize, valueArray } from "./dtype.ts";
 import { LLTMError } from "./errors.ts";
@@ -76,6 +77,7 @@ export class LLTM implements Disposable {
     this.stateSize = stateSize;
     const dtype = checkDType(options.dtype ?? "float32", "LLTM: dtype");
     const device = Device.of(options.device ?? "cpu");
+    requireDevice(device, "new LLTM");
     const weightsShape = [3 * stateSize, stateSize + inputFeatures];
     const elements = weightsShape[0]! * weightsShape[1]!;
     if (elements * itemSize(dtype) > Number.MAX_SAFE_INTEGER) {
@@ -297,6 +299,7 @@ export class LLTM implements Disposable {
   to(device: DeviceLike): this {
     const target = Device.of(device);
     if (target === this.device) return this;
+    requireDevice(target, "LLTM.to");
     const old = this.tensors;
     const moved: Tensor[] = [];
     try {

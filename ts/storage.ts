@@ -33,6 +33,13 @@ const registry = new FinalizationRegistry<Held>((held) => {
 /** Host blocks no tensor holds, most recently released last. */
 const recycled: Storage[] = [];
 
+let everAllocated = false;
+
+/** Whether a tensor's memory was ever allocated in this process: it belongs to the library in use, which must then stay. */
+export function tensorMemoryMade(): boolean {
+  return everAllocated;
+}
+
 export class Storage {
   private refs: number;
   readonly address: number;
@@ -66,6 +73,7 @@ export class Storage {
       released(bytes);
       throw e;
     }
+    everAllocated = true;
     return new Storage(address, bytes, device, refs);
   }
 

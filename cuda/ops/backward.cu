@@ -16,10 +16,9 @@ namespace {
 template <typename T>
 void backward(const BackwardArgs& a, DeviceState& dev) {
   const StepPath path = choose_step_path(a.n.batch, a.n.state, a.n.state + a.n.features, fits_int32(a));
+  if (path == StepPath::kCublas && !blas_available()) no_cublas("lltm_backward");
 #if LLTM_HAVE_CUBLAS
   if (path == StepPath::kCublas) return cublas_backward<T>(a, dev);
-#else
-  if (path == StepPath::kCublas) no_cublas("lltm_backward");
 #endif
   fused_backward<T>(a, path == StepPath::kFused32, dev.stream);
 }

@@ -18,10 +18,9 @@ namespace {
 template <typename T>
 void forward(const ForwardArgs& a, DeviceState& dev) {
   const StepPath path = choose_step_path(a.n.batch, a.n.state, a.n.state + a.n.features, fits_int32(a));
+  if (path == StepPath::kCublas && !blas_available()) no_cublas("lltm_forward");
 #if LLTM_HAVE_CUBLAS
   if (path == StepPath::kCublas) return cublas_forward<T>(a, dev);
-#else
-  if (path == StepPath::kCublas) no_cublas("lltm_forward");
 #endif
   fused_forward<T>(a, path == StepPath::kFused32, dev.stream);
 }

@@ -4,12 +4,21 @@
 
 #include <cuda_runtime.h>
 
-// Defined (to 1) by the build when the toolkit has cuBLAS.
+// Defined (to 1) by the build when the toolkit has cuBLAS; LLTM_CUBLAS_DYNAMIC
+// too when it is opened at run time rather than linked (runtime/cublas_loader.h).
 #ifndef LLTM_HAVE_CUBLAS
 #define LLTM_HAVE_CUBLAS 0
 #endif
 #if LLTM_HAVE_CUBLAS
 #include <cublas_v2.h>
+#endif
+#if LLTM_CUBLAS_DYNAMIC
+#include "runtime/cublas_loader.h"
+#else
+namespace lltm::cuda {
+// Whether cuBLAS takes the products it can: a build that links it always does.
+inline bool blas_available() { return LLTM_HAVE_CUBLAS != 0; }
+}  // namespace lltm::cuda
 #endif
 
 #include <string>

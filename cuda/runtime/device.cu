@@ -39,8 +39,10 @@ DeviceState& state(int device) {
     auto fresh = std::make_unique<DeviceState>();
     LLTM_CUDA_CHECK(cudaStreamCreateWithFlags(&fresh->stream, cudaStreamNonBlocking));
 #if LLTM_HAVE_CUBLAS
-    LLTM_CUDA_CHECK(cublasCreate(&fresh->blas));
-    LLTM_CUDA_CHECK(cublasSetStream(fresh->blas, fresh->stream));
+    if (blas_available()) {
+      LLTM_CUDA_CHECK(cublasCreate(&fresh->blas));
+      LLTM_CUDA_CHECK(cublasSetStream(fresh->blas, fresh->stream));
+    }
 #endif
     // Freed blocks stay in the pool instead of going back to the driver, so
     // that an allocation after the first is served from the pool.

@@ -11,7 +11,7 @@ namespace lltm::cuda {
 struct DeviceState {
   cudaStream_t stream;
 #if LLTM_HAVE_CUBLAS
-  cublasHandle_t blas;
+  cublasHandle_t blas = nullptr;  // null where cuBLAS was not found (runtime/cublas_loader.h)
 #endif
 };
 

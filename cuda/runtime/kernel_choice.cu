@@ -15,12 +15,12 @@ bool forced(const char* kernels) {
   return list.find("," + std::string(kernels) + ",") != std::string::npos;
 }
 
-bool use_own_gemm() { return !LLTM_HAVE_CUBLAS || forced("fused") || forced("fused-int64"); }
+bool use_own_gemm() { return !blas_available() || forced("fused") || forced("fused-int64"); }
 
 StepPath choose_step_path(int64_t B, int64_t S, int64_t K, bool fits_int32) {
   if (forced("fused-int64")) return StepPath::kFused64;
   if (forced("cublas")) return StepPath::kCublas;  // refused by the caller in a build without cuBLAS
-  const bool small = !LLTM_HAVE_CUBLAS || forced("fused") || double(B) * 3 * S * K <= double(1 << 23);
+  const bool small = !blas_available() || forced("fused") || double(B) * 3 * S * K <= double(1 << 23);
   if (!small) return StepPath::kCublas;
   return fits_int32 ? StepPath::kFused32 : StepPath::kFused64;
 }

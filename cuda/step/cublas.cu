@@ -195,16 +195,20 @@ template void cublas_backward<float>(const BackwardArgs&, DeviceState&);
 template void cublas_backward<double>(const BackwardArgs&, DeviceState&);
 
 }  // namespace lltm::cuda
-#else
+#endif
+
 #include <string>
 
 namespace lltm::cuda {
 
 void no_cublas(const char* fn) {
-  fail(LLTM_ERR_BACKEND_UNAVAILABLE, std::string(fn) +
-                                         ": the cuBLAS path was asked for (LLTM_CUDA_KERNELS=cublas), but this build "
-                                         "of liblltm_cuda has no cuBLAS; unset LLTM_CUDA_KERNELS or rebuild with cuBLAS");
+#if LLTM_CUBLAS_DYNAMIC
+  const std::string why = std::string("cuBLAS was not opened: ") + blas_source();
+#else
+  const std::string why = "this build of liblltm_cuda has no cuBLAS";
+#endif
+  fail(LLTM_ERR_BACKEND_UNAVAILABLE, std::string(fn) + ": the cuBLAS path was asked for (LLTM_CUDA_KERNELS=cublas), but " +
+                                         why + "; unset LLTM_CUDA_KERNELS, or make cuBLAS available (LLTM_CUBLAS_LIBRARY)");
 }
 
 }  // namespace lltm::cuda
-#endif

@@ -11,10 +11,11 @@ template <typename T>
 void cublas_forward(const ForwardArgs& args, DeviceState& dev);
 template <typename T>
 void cublas_backward(const BackwardArgs& args, DeviceState& dev);
-#else
-// The cuBLAS path in a build without cuBLAS: only LLTM_CUDA_KERNELS=cublas
-// (or a chooser bug) gets here, and it must not return as if it had run.
-[[noreturn]] void no_cublas(const char* fn);
 #endif
+
+// The cuBLAS path where cuBLAS is not there (not in the build, or not found
+// at run time): only LLTM_CUDA_KERNELS=cublas (or a chooser bug) gets here,
+// and it must not return as if it had run.
+[[noreturn]] void no_cublas(const char* fn);
 
 }  // namespace lltm::cuda

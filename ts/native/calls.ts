@@ -168,6 +168,8 @@ export interface LibraryInfo {
   cpu: boolean;
   cuda: boolean;
   cudaDevices: number;
+  /** How the CUDA backend computes products: with cuBLAS, or its own kernels (cuBLAS not found); undefined without the backend. */
+  cudaBlas: "cublas" | "own" | undefined;
   cpuKernels: string;
   threads: number;
   threadsSource: ThreadsSource;
@@ -184,6 +186,7 @@ export function libraryInfo(): LibraryInfo {
     cpu: (bits & backendBit.cpu) !== 0,
     cuda: (bits & backendBit.cuda) !== 0,
     cudaDevices: l.lltm_cuda_device_count(),
+    cudaBlas: (l.lltm_cuda_blas() || undefined) as LibraryInfo["cudaBlas"],
     cpuKernels,
     threads: l.lltm_cpu_threads(),
     threadsSource: l.lltm_cpu_threads_source() as ThreadsSource,

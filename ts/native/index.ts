@@ -10,8 +10,9 @@ export {
 } from "./calls.ts";
 export { newDescribableId, overlaps } from "./descriptor.ts";
 export {
-  defaultLibraryPath, environment, isBun, libraryFile, loadLibrary, type NativeLibrary, prepareBinding, useLibrary,
+  defaultLibraryPath, environment, isBun, libraryFile, libraryInUse, loadLibrary, type NativeLibrary, prebuiltCudaLibrary,
+  prebuiltPackages, prepareBinding, useLibrary,
 } from "./library.ts";
-export { libraryFilesProblem } from "./library_file.ts";
+export { hasCudaPlugin, libraryFilesProblem } from "./library_file.ts";
 export { op, type Op, type OpName, type SlotSpec } from "./op.ts";
 export { type ArgumentNames } from "./status.ts";

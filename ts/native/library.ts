@@ -2,7 +2,8 @@
  * Opens liblltm under Bun, Deno or Node.
  *
  * The path is LLTM_LIBRARY_PATH when set, else the prebuilt library of the
- * per-platform package (@lltm/linux-x64-gnu) when it is installed, else lib/
+ * per-platform packages when one is installed (@lltm/linux-x64-gnu-cuda where
+ * a GPU is present, else @lltm/linux-x64-gnu), else lib/
  * beside this package (where `npm run build` puts it); load() (ts/jit.ts)
  * can name a just-built one instead. The library is opened on first use, so that importing the
  * package works before anything is built. The CUDA backend, liblltm_cuda, is
@@ -10,7 +11,8 @@
  */
 import { LLTMError, permissionError } from "../errors.ts";
 import { headerConstants, layoutConstants } from "./constants.ts";
-import { checkLibraryFile } from "./library_file.ts";
+import { gpuDevicePresent } from "../gpu.ts";
+import { checkLibraryFile, fileExists } from "./library_file.ts";
 import type { NativeLibrary } from "./symbols.ts";
 
 export type { NativeLibrary } from "./symbols.ts";
@@ -63,20 +65,25 @@ export function defaultLibraryPath(): string {
   return toPath(new URL(`../../lib/${libraryFile}`, import.meta.url));
 }
 
-/** The package of the prebuilt CPU library for this platform (an optional dependency of lltm), if there is one. */
-function prebuiltPackage(): string | undefined {
+/**
+ * The prebuilt packages for this platform (optional dependencies of lltm):
+ * the CPU library's, and the CUDA one's, a liblltm with liblltm_cuda beside
+ * it (where liblltm looks for its backend).
+ */
+export const prebuiltPackages: { readonly cpu: string; readonly cuda: string } | undefined = (() => {
   const deno = (globalThis as { Deno?: { build: { arch: string } } }).Deno;
   const arch = deno ? deno.build.arch : (globalThis as { process?: { arch: string } }).process?.arch;
-  return runtimePlatform() === "linux" && (arch === "x64" || arch === "x86_64") ? "@lltm/linux-x64-gnu" : undefined;
-}
+  if (runtimePlatform() !== "linux" || (arch !== "x64" && arch !== "x86_64")) return undefined;
+  return { cpu: "@lltm/linux-x64-gnu", cuda: "@lltm/linux-x64-gnu-cuda" };
+})();
 
 /**
- * Where the prebuilt library may be: in its package, looked for as Node
+ * Where a prebuilt library may be: in its package, looked for as Node
  * resolves a dependency, in the node_modules folder of this package's folder
  * and of each folder above it (so both npm's flat and pnpm's nested layouts).
  */
-export function prebuiltLibraryPaths(): string[] {
-  const name = prebuiltPackage();
+export function prebuiltLibraryPaths(kind: "cpu" | "cuda" = "cpu"): string[] {
+  const name = prebuiltPackages?.[kind];
   const paths: string[] = [];
   if (name === undefined) return paths;
   for (let dir = new URL("../../", import.meta.url); ; dir = new URL("../", dir)) {
@@ -85,16 +92,27 @@ export function prebuiltLibraryPaths(): string[] {
   }
 }
 
+/** The installed prebuilt CUDA package's liblltm, if there is one (whether or not this machine has a GPU). */
+export function prebuiltCudaLibrary(): string | undefined {
+  return prebuiltLibraryPaths("cuda").find((path) => fileExists(path));
+}
+
 /**
- * The prebuilt library when one is installed and loads here, else lib/. A
- * prebuilt one that is present but does not load (e.g. an older glibc) is
- * named in the error when lib/ fails too.
+ * The prebuilt library when one is installed and loads here (the CUDA
+ * package's first where a GPU is present), else lib/. A prebuilt one that is
+ * present but does not load (e.g. an older glibc) is named in the error when
+ * lib/ fails too.
  */
 function openDefault(): NativeLibrary {
   const unusable: string[] = [];
-  for (const path of binding ? prebuiltLibraryPaths() : []) {
+  // The CUDA package only where a GPU can run it: its liblltm is the CPU one's build with the backend beside it.
+  const candidates = [
+    ...(gpuDevicePresent() ? prebuiltLibraryPaths("cuda").map((path) => [path, prebuiltPackages!.cuda] as const) : []),
+    ...prebuiltLibraryPaths("cpu").map((path) => [path, prebuiltPackages!.cpu] as const),
+  ];
+  for (const [path, pkg] of binding ? candidates : []) {
     try {
-      checkLibraryFile(path, "reinstall @lltm/linux-x64-gnu, or set LLTM_LIBRARY_PATH to a built liblltm");
+      checkLibraryFile(path, `reinstall ${pkg}, or set LLTM_LIBRARY_PATH to a built liblltm`);
     } catch (e) {
       if (e instanceof LLTMError) {
         unusable.push(e.message);
@@ -211,11 +229,33 @@ export async function loadLibrary(path?: string): Promise<NativeLibrary> {
   return override ? open(override, true) : openDefault();
 }
 
-/** Makes the library at `path` the one this process uses; true if it now is (false when another one is already in use). */
-export function useLibrary(path: string): boolean {
-  if (loaded) return loaded.path === path;
-  loaded = open(path, false);
+/**
+ * Makes the library at `path` the one this process uses; true if it now is.
+ * With `replace`, a library already in use is replaced (the caller has made
+ * sure that no memory of it is held): the new one is opened and checked
+ * (checkLibraryFile, verifyConstants), then bound into the same object, so
+ * that every holder of it (the call layer keeps it) calls the new library. The
+ * old one stays open (liblltm is never unloaded: its pool's threads run its
+ * code). Without `replace`, false when another library is already in use.
+ */
+export function useLibrary(path: string, options: { replace?: boolean } = {}): boolean {
+  if (!loaded) {
+    loaded = open(path, false);
+    return true;
+  }
+  if (loaded.path === path) return true;
+  if (!options.replace) return false;
+  Object.assign(loaded, open(path, false));
   return true;
+}
+
+/** The path of the library in use, opening the default one if none is yet; undefined when none opens. */
+export function libraryInUse(): string | undefined {
+  try {
+    return native().path;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The library in use, opened on first call. */

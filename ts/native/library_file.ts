@@ -115,6 +115,20 @@ export function checkLibraryFile(path: string, remedy: string): void {
   }
 }
 
+/** Whether `path` is there; false also where it cannot be looked at (Deno without --allow-read). */
+export function fileExists(path: string): boolean {
+  try {
+    return existsSync(path);
+  } catch {
+    return false;
+  }
+}
+
+/** Whether the liblltm at `path` has the CUDA plug-in beside it, where it loads it from. */
+export function hasCudaPlugin(path: string): boolean {
+  return fileExists(join(dirname(path), cudaPluginFile(host().os)));
+}
+
 function cudaPluginFile(os: string): string {
   if (os === "darwin") return "liblltm_cuda.dylib";
   if (os === "windows" || os === "win32") return "lltm_cuda.dll";

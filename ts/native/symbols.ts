@@ -31,6 +31,8 @@ export const symbols = {
   lltm_last_error: { args: [], returns: "cstring" },
   // int32_t lltm_cuda_device_count(void)
   lltm_cuda_device_count: { args: [], returns: "i32" },
+  // const char* lltm_cuda_blas(void)
+  lltm_cuda_blas: { args: [], returns: "cstring" },
   // int32_t lltm_forward(input, weights, bias, old_h, old_cell, new_h, new_cell, input_gate,
   //                      output_gate, candidate_cell, X, gate_weights, dtype, device_kind, device_index)
   lltm_forward: { args: forwardArgs, returns: "i32" },

@@ -9,6 +9,7 @@
  * This file holds the class and its state; the work of its methods lives
  * beside it by job: factories.ts, views.ts, copies.ts.
  */
+import { requireDevice } from "../cuda.ts";
 import { Device, type DeviceLike } from "../device.ts";
 import { type DType, itemSize, type StorageArray, type ValueArray } from "../dtype.ts";
 import { LLTMError } from "../errors.ts";
@@ -65,19 +66,23 @@ export class Tensor implements native.NativeTensor {
 
   /** A tensor with uninitialised contents. */
   static empty(shape: readonly number[], options: TensorOptions = {}): Tensor {
+    requireDevice(options.device, "Tensor.empty");
     return factories.empty(shape, options);
   }
 
   static zeros(shape: readonly number[], options: TensorOptions = {}): Tensor {
+    requireDevice(options.device, "Tensor.zeros");
     return factories.full(shape, 0, options);
   }
 
   static ones(shape: readonly number[], options: TensorOptions = {}): Tensor {
+    requireDevice(options.device, "Tensor.ones");
     return factories.full(shape, 1, options);
   }
 
   /** Every element `value`, rounded to the dtype. */
   static full(shape: readonly number[], value: number, options: TensorOptions = {}): Tensor {
+    requireDevice(options.device, "Tensor.full");
     return factories.full(shape, value, options);
   }
 
@@ -92,21 +97,25 @@ export class Tensor implements native.NativeTensor {
     shape?: readonly number[],
     options: TensorOptions = {},
   ): Tensor {
+    requireDevice(options.device, "Tensor.fromTypedArray");
     return factories.fromTypedArray(data, shape, options);
   }
 
   /** A tensor from nested arrays of numbers, e.g. [[1, 2], [3, 4]]. */
   static fromArray(data: NestedArray, options: TensorOptions = {}): Tensor {
+    requireDevice(options.device, "Tensor.fromArray");
     return factories.fromArray(data, options);
   }
 
   /** Standard normal values from a seeded generator. */
   static randn(shape: readonly number[], options: RandomOptions = {}): Tensor {
+    requireDevice(options.device, "Tensor.randn");
     return factories.randn(shape, options);
   }
 
   /** Uniform values in [low, high) from a seeded generator. */
   static rand(shape: readonly number[], options: RandomOptions & { low?: number; high?: number } = {}): Tensor {
+    requireDevice(options.device, "Tensor.rand");
     return factories.rand(shape, options);
   }
 
@@ -210,6 +219,7 @@ export class Tensor implements native.NativeTensor {
    * this tensor itself (as a new reference) when it already is that.
    */
   to(target: DeviceLike | DType): Tensor {
+    requireDevice(target, "Tensor.to");
     return copies.to(this, target);
   }
 

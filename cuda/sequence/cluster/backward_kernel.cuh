@@ -19,6 +19,9 @@ namespace cg = cooperative_groups;
 template <typename T>
 __global__ void __launch_bounds__(kClusterThreads, 1)
     backward_cluster(SequenceBackwardTensors<T> p, ClusterShape shape) {
+  // Thread-block clusters and their shared memory exist from sm_90 on; the
+  // plan (plan.cu) never launches this on an older device, whose build of it is empty.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
   using Vec = typename Vector16<T>::type;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   __shared__ __align__(8) uint64_t arrived[2];
@@ -138,6 +141,7 @@ __global__ void __launch_bounds__(kClusterThreads, 1)
         p.d_h0[b0 + task[i].b][s0 + task[i].j] = sum;
     }
   }
+#endif
 }
 
 }  // namespace lltm::cuda::cluster

@@ -17,6 +17,9 @@ namespace cg = cooperative_groups;
 // block's staged h; step t waits for slot t % 2's barrier (from t = 1).
 template <typename T>
 __global__ void __launch_bounds__(kClusterThreads, 1) forward_cluster(SequenceForwardTensors<T> p, ClusterShape shape) {
+  // Thread-block clusters and their shared memory exist from sm_90 on; the
+  // plan (plan.cu) never launches this on an older device, whose build of it is empty.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
   using Vec = typename Vector16<T>::type;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   __shared__ __align__(8) uint64_t arrived[2];
@@ -144,6 +147,7 @@ __global__ void __launch_bounds__(kClusterThreads, 1) forward_cluster(SequenceFo
       load_inputs();
     }
   }
+#endif
 }
 
 }  // namespace lltm::cuda::cluster

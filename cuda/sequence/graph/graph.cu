@@ -76,10 +76,12 @@ GraphState& graph_state(int device) {
     auto fresh = std::make_unique<GraphState>();
     LLTM_CUDA_CHECK(cudaStreamCreateWithFlags(&fresh->capture, cudaStreamNonBlocking));
 #if LLTM_HAVE_CUBLAS
-    LLTM_CUDA_CHECK(cublasCreate(&fresh->blas));
-    LLTM_CUDA_CHECK(cublasSetStream(fresh->blas, fresh->capture));
-    LLTM_CUDA_CHECK(cudaMalloc(&fresh->workspace, kBlasWorkspaceBytes));
-    LLTM_CUDA_CHECK(cublasSetWorkspace(fresh->blas, fresh->workspace, kBlasWorkspaceBytes));
+    if (blas_available()) {
+      LLTM_CUDA_CHECK(cublasCreate(&fresh->blas));
+      LLTM_CUDA_CHECK(cublasSetStream(fresh->blas, fresh->capture));
+      LLTM_CUDA_CHECK(cudaMalloc(&fresh->workspace, kBlasWorkspaceBytes));
+      LLTM_CUDA_CHECK(cublasSetWorkspace(fresh->blas, fresh->workspace, kBlasWorkspaceBytes));
+    }
 #endif
     g = std::move(fresh);
   }
