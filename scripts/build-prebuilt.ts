@@ -1,14 +1,17 @@
 /**
- * Builds the prebuilt CPU library of the per-platform package,
- * packages/linux-x64-gnu/liblltm.so, and checks that it runs elsewhere: CPU
+ * Builds the prebuilt CPU library of a per-platform package,
+ * packages/linux-<arch>-gnu/liblltm.so, and checks that it runs elsewhere: CPU
  * only, every kernel variant with the load-time choice (no -march=native),
  * libstdc++ linked in, so that it needs nothing but glibc and libgcc_s (GCC's
  * unwinder, present wherever glibc is), and no glibc newer than glibcFloor
  * (fails otherwise); prints what it needs. Run it before `npm pack` of that
- * package.
+ * package. For arm64 on an x64 machine it cross-compiles with Debian's
+ * aarch64 toolchain (apt-get install g++-aarch64-linux-gnu;
+ * cmake/toolchains/aarch64-linux-gnu.cmake).
  *
- * usage: bun scripts/build-prebuilt.ts [--out DIR]
- *   --out DIR  where to put liblltm.so (default: packages/linux-x64-gnu)
+ * usage: bun scripts/build-prebuilt.ts [--arch x64|arm64] [--out DIR]
+ *   --arch ARCH  the package's processor (default: this machine's)
+ *   --out DIR    where to put liblltm.so (default: packages/linux-<arch>-gnu)
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, rmSync } from "node:fs";
@@ -16,7 +19,7 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 
-const usage = "usage: bun scripts/build-prebuilt.ts [--out DIR]";
+const usage = "usage: bun scripts/build-prebuilt.ts [--arch x64|arm64] [--out DIR]";
 const root = fileURLToPath(new URL("..", import.meta.url));
 
 function fail(message: string): never {
@@ -24,9 +27,12 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-let options: { out?: string; help?: boolean };
+let options: { arch?: string; out?: string; help?: boolean };
 try {
-  options = parseArgs({ options: { out: { type: "string" }, help: { type: "boolean", short: "h" } }, strict: true }).values;
+  options = parseArgs({
+    options: { arch: { type: "string" }, out: { type: "string" }, help: { type: "boolean", short: "h" } },
+    strict: true,
+  }).values;
 } catch (e) {
   fail(`${(e as Error).message}\n${usage}`);
 }
@@ -34,15 +40,37 @@ if (options.help) {
   console.log(usage);
   process.exit(0);
 }
-if (process.platform !== "linux" || process.arch !== "x64") fail(`this package is for linux x64; this is ${process.platform} ${process.arch}`);
-const out = options.out ?? `${root}packages/linux-x64-gnu`;
+// Per package processor: the dynamic linker its ELF names, and the cross
+// toolchain (CMake toolchain file, binutils prefix) that builds it on x64.
+const targets = {
+  x64: { loader: "ld-linux-x86-64.so.2", cross: undefined },
+  arm64: {
+    loader: "ld-linux-aarch64.so.1",
+    cross: { toolchain: `${root}cmake/toolchains/aarch64-linux-gnu.cmake`, binutils: "aarch64-linux-gnu-" },
+  },
+} as const;
+type Arch = keyof typeof targets;
+const arch = options.arch ?? process.arch;
+if (!(arch in targets)) fail(`--arch ${arch}: expected one of ${Object.keys(targets).join(", ")}\n${usage}`);
+const target = targets[arch as Arch];
+if (process.platform !== "linux") fail(`the packages are built on linux; this is ${process.platform}`);
+const cross = arch === process.arch ? undefined : target.cross;
+if (arch !== process.arch && (cross === undefined || process.arch !== "x64"))
+  fail(`cannot build for ${arch} on ${process.arch}: only arm64 on x64 is cross-compiled`);
+const out = options.out ?? `${root}packages/linux-${arch}-gnu`;
+if (cross && spawnSync(`${cross.binutils}g++`, ["--version"]).status !== 0)
+  fail(`${cross.binutils}g++ is missing: install Debian's cross toolchain (apt-get install g++-aarch64-linux-gnu)`);
 
-// The oldest glibc the prebuilt library loads on, as the package's README and
+// The oldest glibc the prebuilt library loads on, as the packages' READMEs and
 // lltm's promise; cmake/portable.cmake and csrc/portable/glibc_compat.* bind
-// the symbols that newer glibc versions raised to their older versions. A
+// the symbols that newer glibc versions raised to their older versions (the
+// architecture's first: 2.2.5 on x86-64, 2.17 on aarch64). 2.18 is where
+// __cxa_thread_atexit_impl (thread_local destructors) appeared, on both. A
 // build that needs anything newer fails here, naming the symbols.
 const glibcFloor = [2, 18] as const;
-const buildDir = `${root}build-prebuilt`;
+const buildDir = `${root}build-prebuilt${arch === "x64" ? "" : `-${arch}`}`;
+const readelf = `${cross?.binutils ?? ""}readelf`;
+const objdump = `${cross?.binutils ?? ""}objdump`;
 
 function run(cmd: string, argv: string[]): string {
   console.log(`$ ${cmd} ${argv.join(" ")}`);
@@ -63,22 +91,25 @@ process.stdout.write(run("cmake", [
   "-DLLTM_NATIVE_ARCH=OFF",
   "-DLLTM_PORTABLE=ON",
   `-DLLTM_OUTPUT_DIR=${out}`,
+  ...(cross ? [`-DCMAKE_TOOLCHAIN_FILE=${cross.toolchain}`] : []),
 ]));
 process.stdout.write(run("cmake", ["--build", buildDir, "--parallel"]));
 if (!existsSync(library)) fail(`the build did not write ${library}`);
 
 // What the dynamic linker must find on the user's machine: the C library's parts and GCC's unwinder only.
-const allowed = new Set(["libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.0", "ld-linux-x86-64.so.2", "libgcc_s.so.1"]);
-const needed = [...run("readelf", ["-d", "-W", library]).matchAll(/\(NEEDED\)\s+Shared library: \[(.+?)\]/g)].map((m) => m[1]!);
+const allowed = new Set(["libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.0", target.loader, "libgcc_s.so.1"]);
+const needed = [...run(readelf, ["-d", "-W", library]).matchAll(/\(NEEDED\)\s+Shared library: \[(.+?)\]/g)].map((m) => m[1]!);
 const foreign = needed.filter((n) => !allowed.has(n));
 if (foreign.length > 0) fail(`${library} needs ${foreign.join(", ")}, beyond glibc and libgcc_s`);
-// What it exports: lltm.h's functions alone (csrc/portable/exports.map).
-const exported = run("objdump", ["-T", library]).split("\n")
-  .filter((line) => /^[0-9a-f]+\s/.test(line) && !line.includes("*UND*"))
+// What it exports: lltm.h's functions alone (csrc/portable/exports.map). The
+// local section symbols (flag "l") that aarch64's linker puts in the dynamic
+// table are not exports.
+const exported = run(objdump, ["-T", library]).split("\n")
+  .filter((line) => /^[0-9a-f]+\s/.test(line) && !/^[0-9a-f]+\s+l\s/.test(line) && !line.includes("*UND*"))
   .map((line) => line.trim().split(/\s+/).at(-1)!)
   .filter((name) => !name.startsWith("lltm_"));
 if (exported.length > 0) fail(`${library} exports ${exported.join(", ")}, beyond lltm.h's lltm_* functions`);
-const versionInfo = run("readelf", ["-V", "-W", library]);
+const versionInfo = run(readelf, ["-V", "-W", library]);
 const cxx = [...versionInfo.matchAll(/Name: ((?:GLIBCXX|CXXABI)_[0-9.]+)/g)].map((m) => m[1]!);
 if (cxx.length > 0) fail(`${library} still needs ${cxx.join(", ")} from the C++ runtime`);
 
@@ -97,7 +128,7 @@ const versions = glibcNames.map((n) => n.slice(6).split(".").map(Number)).sort(c
 const newest = versions.at(-1);
 const floor = glibcFloor.join(".");
 if (newest !== undefined && compare(newest, glibcFloor) > 0) {
-  const symbols = run("objdump", ["-T", library]).split("\n")
+  const symbols = run(objdump, ["-T", library]).split("\n")
     .map((line) => /\(?GLIBC_([0-9.]+)\)?\s+(\S+)$/.exec(line))
     .filter((m): m is RegExpExecArray => m !== null && compare(m[1]!.split(".").map(Number), glibcFloor) > 0)
     .map((m) => `${m[2]}@GLIBC_${m[1]}`);
@@ -107,4 +138,4 @@ if (newest !== undefined && compare(newest, glibcFloor) > 0) {
 // Before 2.34 the old dlopen and pthread_create live in libdl and libpthread, not in libc.
 const moved = ["libdl.so.2", "libpthread.so.0"].filter((n) => !needed.includes(n));
 if (compare(glibcFloor, [2, 34]) < 0 && moved.length > 0) fail(`${library} does not list ${moved.join(", ")} as needed, which glibc before 2.34 requires`);
-console.log(`${library}: needs ${needed.join(", ")}; glibc >= ${newest?.join(".") ?? "any"} (floor ${floor}: ok)`);
+console.log(`${library} (${arch}): needs ${needed.join(", ")}; glibc >= ${newest?.join(".") ?? "any"} (floor ${floor}: ok)`);

@@ -67,7 +67,10 @@ export function defaultLibraryPath(): string {
 function prebuiltPackage(): string | undefined {
   const deno = (globalThis as { Deno?: { build: { arch: string } } }).Deno;
   const arch = deno ? deno.build.arch : (globalThis as { process?: { arch: string } }).process?.arch;
-  return runtimePlatform() === "linux" && (arch === "x64" || arch === "x86_64") ? "@lltm/linux-x64-gnu" : undefined;
+  if (runtimePlatform() !== "linux") return undefined;
+  if (arch === "x64" || arch === "x86_64") return "@lltm/linux-x64-gnu";
+  if (arch === "arm64" || arch === "aarch64") return "@lltm/linux-arm64-gnu";
+  return undefined;
 }
 
 /**
@@ -94,7 +97,7 @@ function openDefault(): NativeLibrary {
   const unusable: string[] = [];
   for (const path of binding ? prebuiltLibraryPaths() : []) {
     try {
-      checkLibraryFile(path, "reinstall @lltm/linux-x64-gnu, or set LLTM_LIBRARY_PATH to a built liblltm");
+      checkLibraryFile(path, `reinstall ${prebuiltPackage()}, or set LLTM_LIBRARY_PATH to a built liblltm`);
     } catch (e) {
       if (e instanceof LLTMError) {
         unusable.push(e.message);
