@@ -65,12 +65,20 @@ deno="$(fetch "@deno/linux-arm64-glibc@$(pin deno)")/deno"
 
 files=(tests/lltm.property.test.ts tests/sequence.test.ts tests/gradcheck.test.ts tests/optim.test.ts
   tests/module.test.ts tests/saturated.test.ts)
-export LLTM_LIBRARY_PATH="$library"
-echo "arm64: Node $("${qemu[@]}" "$node" --version)"
-"${qemu[@]}" "$node" --experimental-ffi --disable-warning=ExperimentalWarning --test --test-isolation=none "${files[@]}" \
-  | tail -n 9
-echo "arm64: Bun $("${qemu[@]}" "$bun" --version)"
-"${qemu[@]}" "$bun" test "${files[@]}" 2>&1 | tail -n 5
-echo "arm64: Deno"
-"${qemu[@]}" "$deno" test --no-check --allow-ffi --allow-read --allow-write --allow-env --allow-run \
-  tests/lltm.property.test.ts tests/saturated.test.ts 2>&1 | tail -n 2
+export LLTM_LIBRARY_PATH="$library" NO_COLOR=1
+# Each runtime's output goes to a log: its summary on success, all of it on failure.
+suite() { # name command...
+  local name="$1" log="$build/$1.log"
+  shift
+  if "${qemu[@]}" "$@" >"$log" 2>&1; then
+    echo "arm64: $name: $(grep -E '^ℹ (pass|fail)|^ *[0-9]+ (pass|fail)|passed.*failed' "$log" | tr -s ' \n' ' ')"
+  else
+    cat "$log"
+    echo "arm64: the tests under $name failed" >&2
+    return 1
+  fi
+}
+suite "node-$(pin node)" "$node" --experimental-ffi --disable-warning=ExperimentalWarning --test --test-isolation=none "${files[@]}"
+suite "bun-$(pin bun)" "$bun" test "${files[@]}"
+suite "deno-$(pin deno)" "$deno" test --no-check --allow-ffi --allow-read --allow-write --allow-env --allow-run \
+  tests/lltm.property.test.ts tests/saturated.test.ts
