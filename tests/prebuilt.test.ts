@@ -1,10 +1,10 @@
 /**
- * The prebuilt libraries' packages (packages/linux-x64-gnu and
- * packages/linux-x64-gnu-cuda): their metadata agrees with lltm's
- * optionalDependencies, and the loader finds the CPU library in an installed
- * layout (npm's flat node_modules and pnpm's nested one) before lib/, while
- * LLTM_LIBRARY_PATH still overrides it; the CUDA package is taken where a GPU
- * is present, and by load({ cuda: true }) anywhere. The layouts are made in a
+ * The prebuilt libraries' packages (packages/linux-x64-gnu,
+ * linux-arm64-gnu and linux-x64-gnu-cuda): their metadata agrees with lltm's
+ * optionalDependencies, and the loader finds this machine's CPU library in an
+ * installed layout (npm's flat node_modules and pnpm's nested one) before
+ * lib/, while LLTM_LIBRARY_PATH still overrides it; the CUDA package is taken
+ * where a GPU is present, and by load({ cuda: true }) anywhere. The layouts are made in a
  * temporary folder from ts/ and the library this suite runs on.
 */
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -19,13 +19,20 @@ import { assert, assertEquals, test } from "./harness.ts";
 const root = decodeURIComponent(new URL("../", import.meta.url).pathname);
 const json = (path: string) => JSON.parse(readFileSync(join(root, path), "utf8"));
 
-for (const [folder, files] of [["linux-x64-gnu", ["liblltm.so"]], ["linux-x64-gnu-cuda", ["liblltm.so", "liblltm_cuda.so"]]] as const) {
-  test(`the ${folder} package is an optional dependency of lltm, for Linux x64 glibc only, carrying ${files.join(" and ")}`, () => {
+// The packages with the processor npm and process.arch name, and the files each carries.
+const packages = [
+  ["linux-x64-gnu", "x64", ["liblltm.so"]],
+  ["linux-arm64-gnu", "arm64", ["liblltm.so"]],
+  ["linux-x64-gnu-cuda", "x64", ["liblltm.so", "liblltm_cuda.so"]],
+] as const;
+
+for (const [folder, cpu, files] of packages) {
+  test(`the ${folder} package is an optional dependency of lltm, for Linux ${cpu} glibc only, carrying ${files.join(" and ")}`, () => {
     const main = json("package.json"), platform = json(`packages/${folder}/package.json`);
     assertEquals(platform.name, `@lltm/${folder}`);
     assertEquals(main.optionalDependencies?.[platform.name], platform.version, "lltm's optionalDependencies");
     assertEquals(platform.version, main.version, "the versions move together");
-    assertEquals([platform.os, platform.cpu, platform.libc], [["linux"], ["x64"], ["glibc"]]);
+    assertEquals([platform.os, platform.cpu, platform.libc], [["linux"], [cpu], ["glibc"]]);
     assertEquals(platform.files, files);
   });
 }
@@ -33,16 +40,20 @@ for (const [folder, files] of [["linux-x64-gnu", ["liblltm.so"]], ["linux-x64-gn
 // Node does not strip types under node_modules, so the layout's TypeScript runs under Bun and Deno only.
 const isNode = typeof (globalThis as { Bun?: unknown; Deno?: unknown }).Bun === "undefined" &&
   typeof (globalThis as { Deno?: unknown }).Deno === "undefined";
-const linuxX64 = process.platform === "linux" && process.arch === "x64";
-const skip = isNode ? "installed layouts: Node runs no TypeScript from node_modules" : linuxX64 ? false : "the prebuilt package is for Linux x64";
+// This machine's CPU package.
+const folder = process.platform === "linux"
+  ? packages.find(([name, cpu]) => cpu === process.arch && !name.endsWith("-cuda"))?.[0]
+  : undefined;
+const skip = isNode ? "installed layouts: Node runs no TypeScript from node_modules"
+  : folder !== undefined ? false : "the prebuilt packages are for Linux x64 and arm64";
 
 test("the loader takes the installed prebuilt library before lib/, and LLTM_LIBRARY_PATH before both", () => {
   const dir = mkdtempSync(join(tmpdir(), "lltm-prebuilt-"));
   try {
     const library = backendInfo().path;
-    // npm and Bun: node_modules/lltm beside node_modules/@lltm/linux-x64-gnu; pnpm: both inside .pnpm/<lltm>/node_modules.
+    // npm and Bun: node_modules/lltm beside node_modules/@lltm/<folder>; pnpm: both inside .pnpm/<lltm>/node_modules.
     for (const modules of ["node_modules", "node_modules/.pnpm/lltm@0.1.0/node_modules"]) {
-      const pkg = join(dir, modules, "lltm"), prebuilt = join(dir, modules, "@lltm", "linux-x64-gnu");
+      const pkg = join(dir, modules, "lltm"), prebuilt = join(dir, modules, "@lltm", folder!);
       mkdirSync(prebuilt, { recursive: true });
       cpSync(join(root, "ts"), join(pkg, "ts"), { recursive: true });
       copyFileSync(join(root, "package.json"), join(pkg, "package.json"));

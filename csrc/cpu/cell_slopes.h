@@ -7,7 +7,11 @@
 
 #include <cmath>
 
+#if defined(__SSE__)
 #include <immintrin.h>
+#elif defined(__ARM_NEON)
+#include <arm_neon.h>
+#endif
 
 #include "vector_math.h"
 
@@ -31,9 +35,20 @@ struct Tanh {
   F t, d;  // tanh(c), tanh'(c)
 };
 
-// 1/x for x in [1, 2^127]: the processor's reciprocal estimate and one
-// Newton step (within 2 ulps), for a division's latency a third or less.
+// 1/x for x in [1, 2^127]: the processor's reciprocal estimate and Newton
+// steps (within 2 ulps), for a division's latency a third or less. x86's
+// estimate has 12 bits (rcp14's 14), so one step reaches float32's 24; NEON's
+// frecpe has 8, so it takes two, each one fused frecps (2 - x r) and a multiply.
 inline float reciprocal(float x) { return 1.0f / x; }
+#if defined(__ARM_NEON)
+inline FloatVector reciprocal(FloatVector x) {
+  const float32x4_t v = reinterpret_cast<float32x4_t>(x);
+  float32x4_t r = vrecpeq_f32(v);
+  r = vmulq_f32(r, vrecpsq_f32(v, r));
+  r = vmulq_f32(r, vrecpsq_f32(v, r));
+  return reinterpret_cast<FloatVector>(r);
+}
+#elif defined(__SSE__)
 inline FloatVector reciprocal(FloatVector x) {
 #if defined(__AVX512F__)
   // (The masked form: GCC 12's unmasked one reads an undefined register and warns.)
@@ -46,6 +61,9 @@ inline FloatVector reciprocal(FloatVector x) {
 #endif
   return r * (2.0f - x * r);
 }
+#else
+inline FloatVector reciprocal(FloatVector x) { return 1.0f / x; }
+#endif
 
 // float and FloatVector: vector_math.h's polynomial forms, one exponential per function.
 template <bool Keep, typename F>

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 
 namespace lltm::cpu {
 
@@ -25,14 +24,9 @@ struct ThreadCount {
 // LLTM_NUM_THREADS when it is a positive integer, else available_cpus() and where that came from.
 ThreadCount configured_thread_count();
 
-// The smaller of the affinity mask's CPUs and the cgroup quota (at least 1).
+// The smaller of the affinity mask's CPUs and the CPU quota (at least 1), as
+// cpu_limits.h reads them on this platform; the processor count without either.
 ThreadCount available_cpu_count();
 inline int available_cpus() { return available_cpu_count().threads; }
-
-// The CPU quota of the cgroup at `cgroup_dir` and its ancestors up to
-// `mount_dir` (the tightest one), in whole CPUs rounded up; 0 when unlimited
-// or unreadable. v2 reads cpu.max, v1 cpu.cfs_quota_us and cpu.cfs_period_us.
-// Exposed for tests, which point it at a fake hierarchy.
-int cgroup_quota_cpus(const std::string& mount_dir, const std::string& cgroup_dir, bool v2);
 
 }  // namespace lltm::cpu

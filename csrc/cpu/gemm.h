@@ -11,7 +11,7 @@
 // p it loads NV vectors of B and broadcasts MR scalars of A, so it is bound by
 // multiply-add throughput, not by loads. Vector width follows the variant's
 // target flags (cmake/cpu_isa.cmake): 64 bytes with AVX-512, 32 with AVX, 16
-// otherwise.
+// otherwise (NEON on aarch64, with its 32 vector registers).
 #pragma once
 
 #include <algorithm>
@@ -28,6 +28,9 @@ constexpr int kRegisters = 32;
 #elif defined(__AVX__)
 constexpr int kVectorBytes = 32;
 constexpr int kRegisters = 16;
+#elif defined(__aarch64__)
+constexpr int kVectorBytes = 16;
+constexpr int kRegisters = 32;
 #else
 constexpr int kVectorBytes = 16;
 constexpr int kRegisters = 16;

@@ -24,6 +24,9 @@ namespace avx512 { extern const Kernels kernels; }
 #ifdef LLTM_CPU_ISA_AVX2
 namespace avx2 { extern const Kernels kernels; }
 #endif
+#ifdef LLTM_CPU_ISA_NEON
+namespace neon { extern const Kernels kernels; }
+#endif
 #ifdef LLTM_CPU_ISA_BASELINE
 namespace baseline { extern const Kernels kernels; }
 #endif
@@ -45,6 +48,9 @@ const Variant kVariants[] = {
 #endif
 #ifdef LLTM_CPU_ISA_AVX2
     {Isa::avx2, &avx2::kernels},
+#endif
+#ifdef LLTM_CPU_ISA_NEON
+    {Isa::neon, &neon::kernels},
 #endif
 #ifdef LLTM_CPU_ISA_BASELINE
     {Isa::baseline, &baseline::kernels},

@@ -11,15 +11,7 @@
 #include "cpu_count.h"
 #include "futex.h"
 #include "run_mode.h"
-
-#if defined(__x86_64__) || defined(_M_X64)
-#include <immintrin.h>
-#define LLTM_PAUSE() _mm_pause()
-#elif defined(__aarch64__)
-#define LLTM_PAUSE() asm volatile("yield")
-#else
-#define LLTM_PAUSE() ((void)0)
-#endif
+#include "spin_pause.h"
 
 namespace lltm::cpu {
 
@@ -261,7 +253,7 @@ class Pool {
     for (int i = 0;; ++i) {
       if (ready()) return true;
       if ((i & 63) == 63 && Clock::now() - start > b.spin) break;
-      LLTM_PAUSE();
+      spin_pause();
     }
     for (;;) {
       if (ready()) return true;

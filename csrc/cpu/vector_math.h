@@ -16,6 +16,8 @@
 
 #if defined(__SSE__)
 #include <immintrin.h>
+#elif defined(__ARM_NEON)
+#include <arm_neon.h>
 #endif
 
 namespace lltm::cpu::LLTM_ISA_NAMESPACE {
@@ -42,7 +44,7 @@ struct UIntOf<FloatVector> {
 // max(lo, x) and min(hi, x) lane by lane, one instruction each where
 // `?:` on vectors takes a compare and a blend (a sixth of the forward
 // pass's pointwise time). NaN stays NaN: maxps and minps return their second
-// operand when either is NaN.
+// operand when either is NaN, NEON's fmax and fmin a NaN when either is.
 inline float at_least(float lo, float x) { return x < lo ? lo : x; }
 inline float at_most(float hi, float x) { return x > hi ? hi : x; }
 #if defined(__AVX512F__)
@@ -68,6 +70,13 @@ inline FloatVector at_least(FloatVector lo, FloatVector x) {
 }
 inline FloatVector at_most(FloatVector hi, FloatVector x) {
   return reinterpret_cast<FloatVector>(_mm_min_ps(reinterpret_cast<__m128>(hi), reinterpret_cast<__m128>(x)));
+}
+#elif defined(__ARM_NEON)
+inline FloatVector at_least(FloatVector lo, FloatVector x) {
+  return reinterpret_cast<FloatVector>(vmaxq_f32(reinterpret_cast<float32x4_t>(lo), reinterpret_cast<float32x4_t>(x)));
+}
+inline FloatVector at_most(FloatVector hi, FloatVector x) {
+  return reinterpret_cast<FloatVector>(vminq_f32(reinterpret_cast<float32x4_t>(hi), reinterpret_cast<float32x4_t>(x)));
 }
 #else
 inline FloatVector at_least(FloatVector lo, FloatVector x) { return x < lo ? lo : x; }

@@ -8,6 +8,8 @@
 #include <pthread.h>
 #include <sys/stat.h>
 
+#include "glibc_compat.h"
+
 #define LLTM_COMPAT extern "C" __attribute__((visibility("hidden")))
 
 // pthread_create (std::thread, the thread pool's workers) and pthread_once
@@ -16,29 +18,34 @@
 // (2.34+ keeps it in libc, and libpthread.so.0 remains as an empty stub).
 // Before 2.34 it lives in libpthread.so.0, which cmake/portable.cmake
 // therefore keeps as NEEDED.
-extern "C" int lltm_glibc225_pthread_create(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
-extern "C" int lltm_glibc225_pthread_once(pthread_once_t*, void (*)());
-__asm__(".symver lltm_glibc225_pthread_create, pthread_create@GLIBC_2.2.5");
-__asm__(".symver lltm_glibc225_pthread_once, pthread_once@GLIBC_2.2.5");
+extern "C" int lltm_glibc_base_pthread_create(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+extern "C" int lltm_glibc_base_pthread_once(pthread_once_t*, void (*)());
+__asm__(".symver lltm_glibc_base_pthread_create, pthread_create@" LLTM_GLIBC_BASE);
+__asm__(".symver lltm_glibc_base_pthread_once, pthread_once@" LLTM_GLIBC_BASE);
 
 LLTM_COMPAT int __wrap_pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*), void* arg) {
-  return lltm_glibc225_pthread_create(thread, attr, start, arg);
+  return lltm_glibc_base_pthread_create(thread, attr, start, arg);
 }
 
 LLTM_COMPAT int __wrap_pthread_once(pthread_once_t* once, void (*init)()) {
-  return lltm_glibc225_pthread_once(once, init);
+  return lltm_glibc_base_pthread_once(once, init);
 }
 
-// fstat64 (std::filebuf, which cpu_count.cpp's std::ifstream uses to read the
-// cgroup files) became a real libc function only in 2.33; before, <sys/stat.h>
-// turned it into a call of __fxstat64 with the structure's version number,
-// which every glibc since still exports (1, _STAT_VER_LINUX on x86-64: the
-// struct stat64 layout of today's headers). noexcept as in the headers of
-// glibc before 2.33, which still declare it.
+// fstat64 (std::filebuf, which cpu_limits_linux.cpp's std::ifstream uses to
+// read the cgroup files) became a real libc function only in 2.33; before,
+// <sys/stat.h> turned it into a call of __fxstat64 with the structure's
+// version number, which every glibc since still exports: the struct stat64
+// layout of today's headers is _STAT_VER_LINUX, 1 on x86-64, and on aarch64
+// (whose struct is the kernel's own, glibc's generic port) 0. noexcept as in
+// the headers of glibc before 2.33, which still declare it.
 extern "C" int __fxstat64(int version, int fd, struct stat64* buf) noexcept;
 
 LLTM_COMPAT int __wrap_fstat64(int fd, struct stat64* buf) {
+#if defined(__x86_64__)
   constexpr int stat_ver_linux = 1;
+#elif defined(__aarch64__)
+  constexpr int stat_ver_linux = 0;
+#endif
   return __fxstat64(stat_ver_linux, fd, buf);
 }
 

@@ -7,19 +7,27 @@
 //
 // glibc keeps every old version of a symbol whose interface or home changed,
 // and the link step binds a reference to the newest one it sees. A .symver
-// directive instead binds this file's references to the oldest version
-// (GLIBC_2.2.5, the first of x86-64), which every glibc since still provides
-// with the same behaviour.
+// directive instead binds this file's references to the oldest version, the
+// architecture's first (LLTM_GLIBC_BASE), which every glibc since still
+// provides with the same behaviour.
 #pragma once
+
+#if defined(__x86_64__)
+#define LLTM_GLIBC_BASE "GLIBC_2.2.5"
+#elif defined(__aarch64__)
+#define LLTM_GLIBC_BASE "GLIBC_2.17"
+#else
+#error "the portable build (LLTM_PORTABLE) knows glibc's first symbol versions for x86-64 and aarch64 only"
+#endif
 
 // dlopen, dlsym, dlerror and dladdr moved from libdl into libc in 2.34 and
 // took a new version there; the old version is the same function (2.34+ keeps
 // it in libc, and libdl.so.2 remains as an empty stub). Before 2.34 it lives
 // in libdl.so.2, which cmake/portable.cmake therefore keeps as NEEDED.
-__asm__(".symver dlopen, dlopen@GLIBC_2.2.5");
-__asm__(".symver dlsym, dlsym@GLIBC_2.2.5");
-__asm__(".symver dlerror, dlerror@GLIBC_2.2.5");
-__asm__(".symver dladdr, dladdr@GLIBC_2.2.5");
+__asm__(".symver dlopen, dlopen@" LLTM_GLIBC_BASE);
+__asm__(".symver dlsym, dlsym@" LLTM_GLIBC_BASE);
+__asm__(".symver dlerror, dlerror@" LLTM_GLIBC_BASE);
+__asm__(".symver dladdr, dladdr@" LLTM_GLIBC_BASE);
 
 // glibc 2.29 gave exp and pow a new version that sets errno itself; the old
 // version wraps the very same implementation and differs only on overflow or
@@ -27,5 +35,5 @@ __asm__(".symver dladdr, dladdr@GLIBC_2.2.5");
 // POSIX mode returns the same HUGE_VAL or 0). The library never reads errno
 // after them, so results are bit-identical; the scalar float64 paths call exp
 // directly, so a .symver (no wrapper in between) keeps them as fast.
-__asm__(".symver exp, exp@GLIBC_2.2.5");
-__asm__(".symver pow, pow@GLIBC_2.2.5");
+__asm__(".symver exp, exp@" LLTM_GLIBC_BASE);
+__asm__(".symver pow, pow@" LLTM_GLIBC_BASE);

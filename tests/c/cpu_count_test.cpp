@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cpu/cpu_count.h"
+#include "cpu/cpu_limits.h"
 
 namespace {
 

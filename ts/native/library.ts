@@ -67,14 +67,16 @@ export function defaultLibraryPath(): string {
 
 /**
  * The prebuilt packages for this platform (optional dependencies of lltm):
- * the CPU library's, and the CUDA one's, a liblltm with liblltm_cuda beside
- * it (where liblltm looks for its backend).
+ * the CPU library's, and, on x86-64, the CUDA one's, a liblltm with
+ * liblltm_cuda beside it (where liblltm looks for its backend).
  */
-export const prebuiltPackages: { readonly cpu: string; readonly cuda: string } | undefined = (() => {
+export const prebuiltPackages: { readonly cpu: string; readonly cuda?: string } | undefined = (() => {
   const deno = (globalThis as { Deno?: { build: { arch: string } } }).Deno;
   const arch = deno ? deno.build.arch : (globalThis as { process?: { arch: string } }).process?.arch;
-  if (runtimePlatform() !== "linux" || (arch !== "x64" && arch !== "x86_64")) return undefined;
-  return { cpu: "@lltm/linux-x64-gnu", cuda: "@lltm/linux-x64-gnu-cuda" };
+  if (runtimePlatform() !== "linux") return undefined;
+  if (arch === "x64" || arch === "x86_64") return { cpu: "@lltm/linux-x64-gnu", cuda: "@lltm/linux-x64-gnu-cuda" };
+  if (arch === "arm64" || arch === "aarch64") return { cpu: "@lltm/linux-arm64-gnu" };
+  return undefined;
 })();
 
 /**
@@ -107,7 +109,7 @@ function openDefault(): NativeLibrary {
   const unusable: string[] = [];
   // The CUDA package only where a GPU can run it: its liblltm is the CPU one's build with the backend beside it.
   const candidates = [
-    ...(gpuDevicePresent() ? prebuiltLibraryPaths("cuda").map((path) => [path, prebuiltPackages!.cuda] as const) : []),
+    ...(gpuDevicePresent() ? prebuiltLibraryPaths("cuda").map((path) => [path, prebuiltPackages!.cuda!] as const) : []),
     ...prebuiltLibraryPaths("cpu").map((path) => [path, prebuiltPackages!.cpu] as const),
   ];
   for (const [path, pkg] of binding ? candidates : []) {
