@@ -124,7 +124,7 @@ if (variant === "ref") {
     using seq = module.sequence(xs, [w.oldH, w.oldCell], options);
     if (B * 3 * S * (S + F) * steps <= 2e9) maxRelErr = sequenceError(seq.outputs, xs, w);
     using fw = lltmSequenceForward(xs, module.weights, module.bias, w.oldH, w.oldCell);
-    reservePerStep = (fw.reserve!.numel * (dtype === "float64" ? 8 : 4)) / steps;
+    reservePerStep = (fw.reserve!.numel * fw.reserve!.itemSize) / steps;
   }
   timeCalls(
     () => module.sequence(xs, [w.oldH, w.oldCell], options),

@@ -8,6 +8,7 @@ import { existsSync, rmSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 
 import { fail, parseArgs } from "./args.ts";
+import { writeAbi } from "./gen-abi.ts";
 
 const usage = "usage: bun scripts/build.ts [--cuda auto|on|off] [--debug] [--if-needed] [--clean]";
 const args = parseArgs(process.argv.slice(2), { values: ["--cuda"], flags: ["--debug", "--if-needed", "--clean"] }, usage);
@@ -23,6 +24,7 @@ function run(cmd: string, argv: string[]): void {
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
 
+writeAbi();
 if (args.flags.has("--clean")) rmSync(buildDir, { recursive: true, force: true });
 const ninja = spawnSync("ninja", ["--version"]).status === 0;
 if (!args.flags.has("--if-needed") || !existsSync(`${buildDir}/CMakeCache.txt`)) {

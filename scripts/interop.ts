@@ -1,22 +1,43 @@
 /**
  * Writes a checkpoint of a seeded LLTM and, beside it, inputs and this
  * library's outputs for them, so that scripts/torch_interop.py can check that
- * PyTorch's safetensors reads the checkpoint and PyTorch's LLTM gives the same outputs.
+ * PyTorch's safetensors reads the checkpoint and PyTorch's LLTM gives the same
+ * outputs; and bfloat16 and float16 tensors with their values in float32, for
+ * PyTorch to read. With --read, checks instead the bfloat16 and float16
+ * tensors that torch_interop.py wrote (torch_half.safetensors) against their
+ * float32 values, bit for bit.
  *
- * usage: bun scripts/interop.ts [--device cpu|cuda] [--out out]
+ * usage: bun scripts/interop.ts [--device cpu|cuda] [--out out] [--read]
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 
-import { type DeviceLike, LLTM, saveCheckpoint, Tensor } from "../ts/index.ts";
+import { type DeviceLike, LLTM, loadCheckpoint, saveCheckpoint, Tensor } from "../ts/index.ts";
 import { parseArgs } from "./args.ts";
 
-const usage = "usage: bun scripts/interop.ts [--device cpu|cuda] [--out out]";
-const args = parseArgs(process.argv.slice(2), { values: ["--device", "--out"] }, usage);
+const usage = "usage: bun scripts/interop.ts [--device cpu|cuda] [--out out] [--read]";
+const args = parseArgs(process.argv.slice(2), { values: ["--device", "--out"], flags: ["--read"] }, usage);
 const device = (args.values.get("--device") ?? "cpu") as DeviceLike;
 const out = args.values.get("--out") ?? "out";
-mkdirSync(out, { recursive: true });
+const halves = ["bfloat16", "float16"] as const;
 
+if (args.flags.has("--read")) {
+  const path = join(out, "torch_half.safetensors");
+  const { tensors } = loadCheckpoint(path, { device });
+  let failed = false;
+  for (const dtype of halves) {
+    const half = tensors[dtype], values = tensors[`${dtype}_values`];
+    if (half?.dtype !== dtype || values?.dtype !== "float32") throw new Error(`${path}: '${dtype}' is ${half?.dtype}, '${dtype}_values' ${values?.dtype}`);
+    const a = half.toTypedArray(), b = values.toTypedArray();
+    const differ = a.findIndex((v, i) => !Object.is(v, b[i]));
+    console.log(`${dtype} from PyTorch: ${a.length} values, ${differ < 0 ? "all equal to PyTorch's float32 values" : `element ${differ} is ${a[differ]}, PyTorch says ${b[differ]}`}`);
+    failed ||= differ >= 0;
+  }
+  for (const t of Object.values(tensors)) t.dispose();
+  process.exit(failed ? 1 : 0);
+}
+
+mkdirSync(out, { recursive: true });
 const B = 5, F = 7, S = 11;
 using model = new LLTM(F, S, { dtype: "float64", device, seed: 42 });
 model.save(join(out, "interop_model.safetensors"));
@@ -25,4 +46,14 @@ using h = Tensor.randn([B, S], { dtype: "float64", device, seed: 2 });
 using c = Tensor.randn([B, S], { dtype: "float64", device, seed: 3 });
 using step = model.forward(input, [h, c]);
 saveCheckpoint(join(out, "interop_io.safetensors"), { input, old_h: h, old_cell: c, new_h: step.newH, new_cell: step.newCell });
-console.log(`wrote ${join(out, "interop_model.safetensors")} and ${join(out, "interop_io.safetensors")}`);
+
+// Values over many binades, subnormals and the largest finite ones included.
+using wide = Tensor.fromArray([[1, -2.5, 1e-3, 3e4, 65504, 1e-6], [1e-40, -7.5e-8, 0.1, 1 / 3, -0, 123.456]], { dtype: "float64", device });
+const half: Record<string, Tensor> = {};
+for (const dtype of halves) {
+  half[dtype] = wide.cast(dtype);
+  half[`${dtype}_values`] = half[dtype]!.cast("float32");
+}
+saveCheckpoint(join(out, "interop_half.safetensors"), half);
+for (const t of Object.values(half)) t.dispose();
+console.log(`wrote ${["interop_model", "interop_io", "interop_half"].map((n) => join(out, `${n}.safetensors`)).join(", ")}`);

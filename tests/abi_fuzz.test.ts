@@ -17,7 +17,7 @@
 import fc from "fast-check";
 
 import { backendInfo } from "../ts/index.ts";
-import { headerConstants as h, layoutConstants, MAX_DIMS, Status, TENSOR_BYTES } from "../ts/native/constants.ts";
+import { dtypeTable, headerConstants as h, layoutConstants, MAX_DIMS, Status, TENSOR_BYTES } from "../ts/native/constants.ts";
 import { environment, isBun, native } from "../ts/native/library.ts";
 import { assert, test } from "./harness.ts";
 
@@ -91,7 +91,7 @@ interface Call {
 interface Sizes { B: number; F: number; S: number; dims: number[]; layouts: number[]; momentum: boolean; accumulate: boolean; withBuffer: boolean }
 
 function elementSize(dtype: number): number {
-  return dtype === h.LLTM_FLOAT64 ? 8 : 4;
+  return Object.values(dtypeTable).find((d) => d.code === dtype)!.bytes;
 }
 
 /** A tensor in region `slot`, laid out row-major, padded, with inner stride 2, transposed or (inputs) broadcast. */
@@ -110,7 +110,7 @@ function tensor(call: Call, name: string, output: boolean, sizes: number[], layo
   if (layout === 4 && !output) strides[sizes.length - 1] = 0;
   const t: TensorArg = {
     name, output, ndim: BigInt(sizes.length), sizes: sizes.map(BigInt), strides: strides.map(BigInt),
-    data: BigInt(arena().regions + slot * REGION_BYTES + GUARD * elementSize(call.dtype)), passNull: false,
+    data: BigInt(arena().regions + slot * REGION_BYTES + GUARD * elementSize(call.fillDtype)), passNull: false,
     built: { sizes, strides },
   };
   call.args.push(t);

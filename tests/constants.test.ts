@@ -1,9 +1,10 @@
 /**
- * One source for the C constants: csrc/lltm.h. TypeScript's table
- * (ts/native/constants.ts) must hold exactly the header's constants with the
- * header's values, the library must report the same ones, and a library
- * built with other values (a stub compiled here) must be refused at open,
- * naming both values.
+ * One source for the C constants: csrc/lltm.h and csrc/lltm_ops.def.
+ * TypeScript's table (ts/native/abi.generated.ts, which scripts/gen-abi.ts
+ * writes) must be what a fresh generation gives and hold exactly the
+ * header's constants with the header's values, the library must report the
+ * same ones, and a library built with other values (a stub compiled here)
+ * must be refused at open, naming both values.
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -12,26 +13,40 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { LLTMError, loadLibrary } from "../ts/index.ts";
+import { GENERATED, generateAbi } from "../scripts/gen-abi.ts";
 import { headerConstants, layoutConstants } from "../ts/native/constants.ts";
 import { libraryFile, native } from "../ts/native/library.ts";
 import { symbols } from "../ts/native/symbols.ts";
 import { assert, assertEquals, test } from "./harness.ts";
 
-const header = readFileSync(fileURLToPath(new URL("../csrc/lltm.h", import.meta.url)), "utf8");
+const source = (path: string) => readFileSync(fileURLToPath(new URL(`../${path}`, import.meta.url)), "utf8");
+const header = source("csrc/lltm.h");
+const table = source("csrc/lltm_ops.def");
 
-/** Every `#define LLTM_X <number>` and enumerator `LLTM_X = <number>` of the header. */
-function parseHeader(text: string): Record<string, number> {
+test("ts/native/abi.generated.ts is what scripts/gen-abi.ts generates from the C declarations", () => {
+  assert(source(GENERATED) === generateAbi(), `${GENERATED} is stale: run bun scripts/gen-abi.ts (scripts/build.ts does)`);
+});
+
+/**
+ * Every `#define LLTM_X <number>` and enumerator `LLTM_X = <number>` of the
+ * header, and the enumerators its enums take from the table (LLTM_<dtype>,
+ * LLTM_OP_<op>).
+ */
+function parseHeader(text: string, def: string): Record<string, number> {
   const found: Record<string, number> = {};
-  const code = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/\/\/.*$/gm, "");
+  const strip = (t: string) => t.replace(/\/\*[\s\S]*?\*\//g, "").replace(/\/\/.*$/gm, "");
+  const code = strip(text);
   for (const m of code.matchAll(/#define\s+(LLTM_[A-Z0-9_]+)\s+(\d+)u?\s*$/gm)) found[m[1]!] = Number(m[2]);
   for (const m of code.matchAll(/\b(LLTM_[A-Z0-9_]+)\s*=\s*(\d+)u?\b/g)) found[m[1]!] = Number(m[2]);
+  for (const m of strip(def).matchAll(/^LLTM_DTYPE\((\w+), (\d+),/gm)) found[`LLTM_${m[1]}`] = Number(m[2]);
+  for (const m of strip(def).matchAll(/^LLTM_OP\((\w+), (\d+),/gm)) found[`LLTM_OP_${m[1]}`] = Number(m[2]);
   return found;
 }
 
-test("ts/native/constants.ts holds exactly csrc/lltm.h's constants, with its values", () => {
-  const parsed = parseHeader(header);
-  assert(Object.keys(parsed).length >= 20, `the header parser found only ${Object.keys(parsed).join(", ")}`);
-  assertEquals(sortedEntries(headerConstants), sortedEntries(parsed), "ts/native/constants.ts against csrc/lltm.h");
+test("the generated constants are exactly csrc/lltm.h's and lltm_ops.def's, with their values", () => {
+  const parsed = parseHeader(header, table);
+  assert(Object.keys(parsed).length >= 30, `the header parser found only ${Object.keys(parsed).join(", ")}`);
+  assertEquals(sortedEntries(headerConstants), sortedEntries(parsed), "ts/native/abi.generated.ts against csrc/lltm.h");
 });
 
 test("the library reports every constant and the descriptor layout as TypeScript has them", () => {
@@ -111,8 +126,12 @@ test("a library built with other constants or another descriptor layout is refus
         new RegExp(`has C ABI version ${headerConstants.LLTM_ABI_VERSION + 1}, but this TypeScript expects ${headerConstants.LLTM_ABI_VERSION}`),
       ],
       ["max-dims", { LLTM_MAX_DIMS: 5 }, /LLTM_MAX_DIMS is 5 in the library but 4 here/],
-      ["tensor-size", { "sizeof(lltm_tensor)": 96 }, /sizeof\(lltm_tensor\) is 96 in the library but 80 here/],
+      ["tensor-size", { "sizeof(lltm_tensor)": 96 }, /sizeof\(lltm_tensor\) is 96 in the library but 88 here/],
       ["strides-offset", { "offsetof(lltm_tensor, strides)": 56 }, /offsetof\(lltm_tensor, strides\) is 56 in the library but 48 here/],
+      ["dtype-offset", { "offsetof(lltm_tensor, dtype)": 72 }, /offsetof\(lltm_tensor, dtype\) is 72 in the library but 80 here/],
+      ["call-size", { "sizeof(lltm_call)": 1500 }, /sizeof\(lltm_call\) is 1500 in the library but 1496 here/],
+      ["dtype-code", { LLTM_BFLOAT16: 3 }, /LLTM_BFLOAT16 is 3 in the library but 2 here/],
+      ["op-code", { LLTM_OP_LINEAR: 12 }, /LLTM_OP_LINEAR is 12 in the library but 10 here/],
       ["status", { LLTM_ERR_CUDA: 11 }, /LLTM_ERR_CUDA is 11 in the library but 8 here/],
       ["missing", { LLTM_ACCUMULATE_PARAM_GRADS: undefined }, /LLTM_ACCUMULATE_PARAM_GRADS is unknown in the library but 1 here/],
     ];
@@ -131,9 +150,9 @@ test("a library built with other constants or another descriptor layout is refus
 test("a library that lacks an entry point of the table (built from older sources) names it and says to rebuild", async () => {
   const dir = mkdtempSync(join(tmpdir(), "lltm-abi-"));
   try {
-    const e = await openError(buildStub(dir, "older", {}, ["lltm_sequence_backward_v"]));
+    const e = await openError(buildStub(dir, "older", {}, ["lltm_buffer_bytes"]));
     assertEquals(e.code, "LIBRARY_UNAVAILABLE");
-    assert(/it lacks lltm_sequence_backward_v, which this version of lltm calls: it was built from older sources; rebuild it/.test(e.message), e.message);
+    assert(/it lacks lltm_buffer_bytes, which this version of lltm calls: it was built from older sources; rebuild it/.test(e.message), e.message);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

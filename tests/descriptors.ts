@@ -3,5 +3,5 @@ import { type Describable, newDescribableId } from "../ts/native/descriptor.ts";
 
 /** A descriptor like `t` with some fields replaced. */
 export function altered(t: Describable, change: Partial<Describable>): Describable {
-  return { id: newDescribableId(), shape: t.shape, strides: t.strides, dataAddress: t.dataAddress, disposed: false, ...change };
+  return { id: newDescribableId(), shape: t.shape, strides: t.strides, dataAddress: t.dataAddress, dtype: t.dtype, disposed: false, ...change };
 }

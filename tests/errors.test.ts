@@ -41,7 +41,7 @@ test("a wrongly shaped argument is named with the shape expected", () => {
 test("mixed dtypes are refused, naming both arguments", () => {
   using a = inputs();
   using h32 = Tensor.zeros([B, S], { dtype: "float32" });
-  assertThrowsLLTM(() => lltmForward(a.input, a.weights, a.bias, h32, a.oldCell), "INVALID_DTYPE", /lltmForward: 'oldH' has dtype float32 but 'input' has float64/);
+  assertThrowsLLTM(() => lltmForward(a.input, a.weights, a.bias, h32, a.oldCell), "INVALID_DTYPE", /lltmForward: 'oldH' has dtype float32 but 'input' has dtype float64/);
 });
 
 test("a disposed argument is refused by name", () => {

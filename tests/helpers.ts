@@ -3,8 +3,21 @@ import fc from "fast-check";
 
 import { type DeviceLike, type DType, Tensor } from "../ts/index.ts";
 
-/** Relative error bounds against the float64 reference. */
-export const tolerance: Record<DType, number> = { float64: 1e-12, float32: 1e-5 };
+/**
+ * Relative error bounds against the float64 reference (on the same inputs,
+ * rounded to the dtype), for the outputs of one op. float32 and float64 as
+ * their kernels' accumulated rounding allows. The half types are computed in
+ * float32 (error ~1e-6) and their outputs rounded once to the storage type:
+ * one rounding is at most the unit roundoff u relative to each element, so at
+ * most u in the norm (bfloat16 keeps 8 significant bits, u = 2^-8 ≈ 3.9e-3;
+ * float16 11 bits, u = 2^-11 ≈ 4.9e-4); the bound is 2.5u to 4u, leaving room
+ * for an op whose outputs feed each other through the storage type (the
+ * backward's saved gates are rounded once already).
+ */
+/** The unit roundoff of each dtype: half the distance from 1 to the next value. */
+export const unitRoundoff: Record<DType, number> = { float64: 2 ** -53, float32: 2 ** -24, bfloat16: 2 ** -8, float16: 2 ** -11 };
+
+export const tolerance: Record<DType, number> = { float64: 1e-12, float32: 1e-5, bfloat16: 1e-2, float16: 2e-3 };
 
 /** The Euclidean norm of the values. */
 export function norm(a: ArrayLike<number>): number {
@@ -86,7 +99,7 @@ function scaledRandn(shape: readonly number[], opts: { dtype: DType; device: Dev
   if (scale === 1) return Tensor.randn(shape, opts);
   using base = Tensor.randn(shape, { dtype: "float64", seed: opts.seed });
   const values = base.toTypedArray().map((v) => v * scale);
-  return Tensor.fromTypedArray(opts.dtype === "float32" ? Float32Array.from(values) : values, shape, { device: opts.device });
+  return Tensor.fromTypedArray(values, shape, { dtype: opts.dtype, device: opts.device });
 }
 
 /** Sizes from 1 to 257, mostly small (the reference is plain loops), with odd and non-power-of-two values. */

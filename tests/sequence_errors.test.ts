@@ -37,7 +37,7 @@ test("lltmSequenceForward names a wrongly shaped, typed or disposed argument", (
   using badC = Tensor.zeros([B + 1, S], o);
   assertThrowsLLTM(() => lltmSequenceForward(a.inputs, a.weights, a.bias, a.h0, badC), "SHAPE_MISMATCH", /'c0' must have shape \[3, 5\] \(B, S\)/);
   using h32 = Tensor.zeros([B, S]);
-  assertThrowsLLTM(() => lltmSequenceForward(a.inputs, a.weights, a.bias, h32, a.c0), "INVALID_DTYPE", /'h0' has dtype float32 but 'inputs' has float64/);
+  assertThrowsLLTM(() => lltmSequenceForward(a.inputs, a.weights, a.bias, h32, a.c0), "INVALID_DTYPE", /lltmSequenceForward: 'h0' has dtype float32 but 'inputs' has dtype float64/);
   const gone = Tensor.zeros([3 * S], o);
   gone.dispose();
   assertThrowsLLTM(() => lltmSequenceForward(a.inputs, a.weights, gone, a.h0, a.c0), "DISPOSED", /lltmSequenceForward: 'bias' has been disposed/);
@@ -75,14 +75,6 @@ interface Raw {
   untouched: boolean;
 }
 
-/**
- * Each raw call goes through the plain entry point or (`v`) its _v form
- * (lltm_sequence_forward_v, lltm_sequence_backward_v: the same arguments in a
- * descriptor block), which must refuse the same calls with the same messages.
- */
-type Form = "plain" | "v";
-const FORMS: Form[] = ["plain", "v"];
-
 /** The descriptor addresses of `args` in a block (0 for an absent one), and the mask of those present. */
 function describe(block: DescriptorBlock, args: readonly (Describable | undefined)[]): { slots: number[]; given: number } {
   let given = 0;
@@ -98,7 +90,6 @@ function describe(block: DescriptorBlock, args: readonly (Describable | undefine
 function rawForwardOf(
   patch: (args: (Describable | undefined)[]) => void,
   extra: { reserve?: number; reserveAt?: number; bytes?: number; flags?: number; dtype?: number; kind?: number; index?: number } = {},
-  form: Form = "plain",
 ): Raw {
   using a = inputs();
   const outs = [[T, B, S], [B, S], [B, S]].map((s) => Tensor.full(s, SENTINEL, o));
@@ -106,24 +97,15 @@ function rawForwardOf(
   try {
     const args: (Describable | undefined)[] = [a.inputs, a.weights, a.bias, a.h0, a.c0, ...outs];
     patch(args);
-    using block = new DescriptorBlock(8, 4, 2);
+    using block = new DescriptorBlock(8);
     const { slots: s } = describe(block, args);
     const lib = native();
     const reserveAddress = extra.reserveAt !== undefined ? args[extra.reserveAt]!.dataAddress : extra.reserve ?? reserve.dataAddress;
     const bytes = extra.bytes ?? reserveBytes, flags = extra.flags ?? 1, dtype = extra.dtype ?? 1;
     const kind = extra.kind ?? 0, index = extra.index ?? 0;
-    let status: number;
-    if (form === "plain") {
-      status = lib.lltm_sequence_forward(
-        s[0]!, s[1]!, s[2]!, s[3]!, s[4]!, s[5]!, s[6]!, s[7]!, reserveAddress, bytes, flags, dtype, kind, index,
-      );
-    } else {
-      assert(s.every((slot) => slot !== 0), "lltm_sequence_forward_v has no null tensors");
-      block.word(0, reserveAddress);
-      block.word(1, bytes);
-      [flags, dtype, kind, index].forEach((code, i) => block.code(i, code));
-      status = lib.lltm_sequence_forward_v(block.base, block.words64, block.codes);
-    }
+    const status = lib.lltm_sequence_forward(
+      s[0]!, s[1]!, s[2]!, s[3]!, s[4]!, s[5]!, s[6]!, s[7]!, reserveAddress, bytes, flags, dtype, kind, index,
+    );
     const untouched = [...outs, reserve].every((t) => t.toTypedArray().every((v) => v === SENTINEL));
     return { status, message: lib.lltm_last_error(), untouched };
   } finally {
@@ -133,8 +115,7 @@ function rawForwardOf(
 
 /** lltm_sequence_backward on a real reserve, with outputs pre-filled with a sentinel. */
 function rawBackwardOf(
-  patch: (args: (Describable | undefined)[]) => void, extra: { reserve?: number; bytes?: number; flags?: number; given?: number } = {},
-  form: Form = "plain",
+  patch: (args: (Describable | undefined)[]) => void, extra: { reserve?: number; bytes?: number; flags?: number } = {},
 ): Raw {
   using a = inputs();
   using fw = lltmSequenceForward(a.inputs, a.weights, a.bias, a.h0, a.c0);
@@ -143,22 +124,13 @@ function rawBackwardOf(
   try {
     const args: (Describable | undefined)[] = [go, undefined, undefined, a.inputs, a.weights, a.h0, ...outs];
     patch(args);
-    using block = new DescriptorBlock(11, 5, 2);
-    const { slots: s, given } = describe(block, args);
+    using block = new DescriptorBlock(11);
+    const { slots: s } = describe(block, args);
     const lib = native();
     const reserve = extra.reserve ?? fw.reserve!.dataAddress, bytes = extra.bytes ?? reserveBytes, flags = extra.flags ?? 0;
-    let status: number;
-    if (form === "plain") {
-      status = lib.lltm_sequence_backward(
-        s[0]!, s[1]!, s[2]!, reserve, bytes, s[3]!, s[4]!, s[5]!, s[6]!, s[7]!, s[8]!, s[9]!, s[10]!, flags, 1, 0, 0,
-      );
-    } else {
-      assert(s.slice(3).every((slot) => slot !== 0), "lltm_sequence_backward_v has no null tensors but the gradients");
-      block.word(0, reserve);
-      block.word(1, bytes);
-      [flags, 1, 0, 0, extra.given ?? given & 7].forEach((code, i) => block.code(i, code));
-      status = lib.lltm_sequence_backward_v(block.base, block.words64, block.codes);
-    }
+    const status = lib.lltm_sequence_backward(
+      s[0]!, s[1]!, s[2]!, reserve, bytes, s[3]!, s[4]!, s[5]!, s[6]!, s[7]!, s[8]!, s[9]!, s[10]!, flags, 1, 0, 0,
+    );
     const untouched = outs.every((t) => t.toTypedArray().every((v) => v === SENTINEL));
     return { status, message: lib.lltm_last_error(), untouched };
   } finally {
@@ -176,10 +148,9 @@ test("C ABI: lltm_sequence_forward refuses a null tensor by name", () => {
   expectRefused(rawForwardOf((a) => (a[3] = undefined)), 1, /lltm_sequence_forward: 'h0' is a null pointer/, "null h0");
 });
 
-for (const form of FORMS) {
-  const named = form === "v" ? "lltm_sequence_forward_v" : "lltm_sequence_forward";
-  test(`C ABI: ${named} refuses bad tensors, a missing or short reserve, flags, dtype and device`, () => {
-    const rawForward = (patch: Parameters<typeof rawForwardOf>[0], extra?: Parameters<typeof rawForwardOf>[1]) => rawForwardOf(patch, extra, form);
+{
+  const rawForward = rawForwardOf;
+  test("C ABI: lltm_sequence_forward refuses bad tensors, a missing or short reserve, flags, dtype and device", () => {
     expectRefused(rawForward((a) => (a[0] = altered(a[0]!, { shape: [T, B, F, 1, 1] }))), 2, /'inputs' has 5 dimensions/, "rank 5");
     expectRefused(rawForward((a) => (a[5] = altered(a[5]!, { strides: [0, S, 1] }))), 2, /'outputs' is an output with stride 0/, "zero-stride output");
     expectRefused(rawForward((a) => (a[5] = altered(a[5]!, { shape: [T - 1, B, S] }))), 3, /'outputs' must have shape \[4, 3, 5\] \(T, B, S\), got \[3, 3, 5\]/, "short outputs");
@@ -207,8 +178,8 @@ for (const form of FORMS) {
     );
   });
 
-  test(`C ABI: ${named}: inference needs no reserve`, () => {
-    const r = rawForwardOf(() => {}, { reserve: 0, bytes: 0, flags: 0 }, form);
+  test("C ABI: lltm_sequence_forward: inference needs no reserve", () => {
+    const r = rawForwardOf(() => {}, { reserve: 0, bytes: 0, flags: 0 });
     assertEquals(r.status, 0, r.message);
   });
 }
@@ -217,9 +188,9 @@ test("C ABI: lltm_sequence_backward refuses a null tensor by name", () => {
   expectRefused(rawBackwardOf((a) => (a[5] = undefined)), 1, /lltm_sequence_backward: 'h0' is a null pointer/, "null h0");
 });
 
-for (const form of FORMS) {
-  test(`C ABI: ${form === "v" ? "lltm_sequence_backward_v" : "lltm_sequence_backward"} refuses bad tensors, a missing or short reserve and unknown flags`, () => {
-    const rawBackward = (patch: Parameters<typeof rawBackwardOf>[0], extra?: Parameters<typeof rawBackwardOf>[1]) => rawBackwardOf(patch, extra, form);
+{
+  const rawBackward = rawBackwardOf;
+  test("C ABI: lltm_sequence_backward refuses bad tensors, a missing or short reserve and unknown flags", () => {
     expectRefused(rawBackward((a) => (a[0] = altered(a[0]!, { shape: [T, B, S + 1] }))), 3, /'grad_outputs' must have shape \[4, 3, 5\]/, "grad_outputs");
     expectRefused(rawBackward((a) => (a[6] = altered(a[6]!, { shape: [T, B, F + 1] }))), 3, /'d_inputs' must have shape \[4, 3, 2\] \(T, B, F\)/, "d_inputs");
     expectRefused(rawBackward((a) => (a[8] = altered(a[8]!, { strides: [0] }))), 2, /'d_bias' is an output with stride 0/, "d_bias");
@@ -234,42 +205,23 @@ for (const form of FORMS) {
   });
 }
 
-test("C ABI: lltm_sequence_backward_v refuses gradient bits it does not know, before anything runs", () => {
-  for (const given of [8, 9, 0x80000000 | 1, -1]) {
-    expectRefused(
-      rawBackwardOf(() => {}, { given }, "v"), 10,
-      new RegExp(`^lltm_sequence_backward_v: unknown bits in the gradients given \\(codes\\[4\\]\\) ${given >>> 0}`), `given ${given}`,
-    );
-  }
-});
-
-/** lltm_sequence_reserve_bytes, or (`v`) lltm_sequence_reserve_bytes_v with the same arguments in a block, into `out`. */
-function reserveBytesOf(form: Form, args: readonly number[], out: Uint32Array): number {
-  const lib = native();
+/** lltm_sequence_reserve_bytes into `out`. */
+function reserveBytesOf(args: readonly number[], out: Uint32Array): number {
   const [steps, batch, features, state, dtype, kind, index] = args as [number, number, number, number, number, number, number];
-  if (form === "plain") return lib.lltm_sequence_reserve_bytes(steps, batch, features, state, dtype, kind, index, out);
-  using block = new DescriptorBlock(0, 3, 5);
-  [steps, batch, features, state].forEach((size, i) => block.word(i, size));
-  block.word(4, 77);
-  [dtype, kind, index].forEach((code, i) => block.code(i, code));
-  const status = lib.lltm_sequence_reserve_bytes_v(block.words64, block.codes, block.words64 + 32);
-  const bytes = block.readWord(4);
-  out[0] = bytes % 2 ** 32;
-  out[1] = Math.floor(bytes / 2 ** 32);
-  return status;
+  return native().lltm_sequence_reserve_bytes(steps, batch, features, state, dtype, kind, index, out);
 }
 
-for (const form of FORMS) {
-  test(`C ABI: ${form === "v" ? "lltm_sequence_reserve_bytes_v" : "lltm_sequence_reserve_bytes"} answers T*B*5*S elements and refuses what does not fit`, () => {
+{
+  test("C ABI: lltm_sequence_reserve_bytes answers T*B*5*S elements and refuses what does not fit", () => {
     const lib = native();
     const out = new Uint32Array(2);
-    assertEquals(reserveBytesOf(form, [64, 16, 32, 128, 0, 0, 0], out), 0);
+    assertEquals(reserveBytesOf([64, 16, 32, 128, 0, 0, 0], out), 0);
     assertEquals(out[0]! + out[1]! * 2 ** 32, 64 * 16 * 5 * 128 * 4);
-    assertEquals(reserveBytesOf(form, [3, 2, 1, 7, 1, 0, 0], out), 0);
+    assertEquals(reserveBytesOf([3, 2, 1, 7, 1, 0, 0], out), 0);
     assertEquals(out[0]! + out[1]! * 2 ** 32, 3 * 2 * 5 * 7 * 8);
     const refused = (args: [number, number, number, number, number], status: number, pattern: RegExp) => {
       out.fill(7);
-      assertEquals(reserveBytesOf(form, [...args, 0, 0], out), status);
+      assertEquals(reserveBytesOf([...args, 0, 0], out), status);
       assert(pattern.test(lib.lltm_last_error()), lib.lltm_last_error());
       assertEquals(out[0]! + out[1]!, 0, "bytes set to 0 on failure");
     };

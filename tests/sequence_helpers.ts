@@ -2,7 +2,7 @@
 import fc from "fast-check";
 
 import { type DeviceLike, type DType, Tensor } from "../ts/index.ts";
-import { type Layout, relayout, smallSize } from "./helpers.ts";
+import { type Layout, relayout, smallSize, tolerance, unitRoundoff } from "./helpers.ts";
 
 /** How a [T, B, X] test tensor is laid out in memory. */
 export type SequenceLayout = "contiguous" | "batchMajor" | "strided" | "narrowed" | "featureMajor" | "expanded";
@@ -74,8 +74,8 @@ export const sequenceCase: fc.Arbitrary<SequenceCase> = fc
  * at most ~2e-6 at T = 70 in these tests).
  */
 export function sequenceTolerance(dtype: DType, T: number): number {
-  if (dtype === "float64") return 1e-12;
-  return 1e-5 * Math.max(1, Math.ceil(T / 64));
+  if (dtype === "float64") return tolerance.float64;
+  return tolerance[dtype] * Math.max(1, Math.ceil(T / 64));
 }
 
 /**
@@ -86,7 +86,7 @@ export function sequenceTolerance(dtype: DType, T: number): number {
  * factors, and each backward step adds its own), whichever is larger.
  */
 export function magnitudeTolerance(dtype: DType, T: number): number {
-  const eps = dtype === "float32" ? 2 ** -24 : 2 ** -53;
+  const eps = unitRoundoff[dtype];
   return Math.max(sequenceTolerance(dtype, T) / 10, 4 * (T + 1) * eps);
 }
 
@@ -112,6 +112,6 @@ export function makeWeights(S: number, F: number, layout: Layout, seed: number, 
   using base = Tensor.randn([3 * S, S + F], { dtype: "float64", seed });
   const scale = 1 / Math.sqrt(S + F);
   const values = base.toTypedArray().map((v) => v * scale);
-  using scaled = Tensor.fromTypedArray(dtype === "float32" ? Float32Array.from(values) : values, [3 * S, S + F], { device });
+  using scaled = Tensor.fromTypedArray(values, [3 * S, S + F], { dtype, device });
   return relayout(scaled, layout);
 }

@@ -12,7 +12,7 @@ import {
   type LLTMBackwardResult, lltmBackward, lltmBackwardAccumulate, type LLTMForwardResult, lltmForward,
   type LLTMStateGradients,
 } from "./ops/lltm.ts";
-import type { Tensor } from "./tensor.ts";
+import type { Tensor } from "./tensor/index.ts";
 
 /** Where backward adds the parameters' gradients. */
 export interface GradientTarget {

@@ -14,14 +14,15 @@ import { readFileSync } from "node:fs";
 
 import { ioError, writeFileAtomic } from "./atomic_file.ts";
 import type { DeviceLike } from "./device.ts";
-import type { DType } from "./dtype.ts";
+import { type DType, storageView } from "./dtype.ts";
 import { LLTMError } from "./errors.ts";
 import { MAX_DIMS } from "./native/constants.ts";
-import { Tensor } from "./tensor.ts";
+import { Tensor } from "./tensor/index.ts";
 
-/** The safetensors dtypes lltm reads. */
-const floatCodes: Record<DType, string> = { float32: "F32", float64: "F64" };
-const floatTypes = table<DType>({ F32: "float32", F64: "float64" });
+/** The safetensors dtype of each lltm dtype (a Record over DType: a new dtype without one does not compile). */
+const floatCodes: Record<DType, string> = { float32: "F32", float64: "F64", bfloat16: "BF16", float16: "F16" };
+const floatTypes = table<DType>(Object.fromEntries(Object.entries(floatCodes).map(([dtype, code]) => [code, dtype as DType])));
+const floatNames = Object.values(floatCodes).join(", ");
 
 /** Bytes per element of every whole-byte safetensors dtype, so that a file holding others can be checked and skipped. */
 const itemBytes = table<number>({
@@ -45,7 +46,7 @@ export interface LoadCheckpointOptions {
   /** Where the tensors are made (default: the CPU). */
   device?: DeviceLike;
   /**
-   * What to do with a tensor of another dtype than F32 and F64 (an I64 step counter saved by PyTorch, say):
+   * What to do with a tensor of another dtype than F32, F64, BF16 and F16 (an I64 step counter saved by PyTorch, say):
    * "error" (the default) refuses the file naming it, "skip" loads the rest and lists it in `skipped`.
    */
   nonFloat?: "error" | "skip";
@@ -100,7 +101,8 @@ export function saveCheckpoint(path: string, tensors: Record<string, Tensor>, me
     const t = own(tensors, name);
     if (!(t instanceof Tensor)) bad(`'${name}' must be a Tensor`);
     const tensor = t as Tensor;
-    const values = tensor.toTypedArray();
+    // The stored bits, little-endian as the hosts lltm runs on: a half type's 16-bit words as they are.
+    const values = tensor.toTypedArray({ raw: true });
     const bytes = new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
     header[name] = { dtype: floatCodes[tensor.dtype], shape: [...tensor.shape], data_offsets: [offset, offset + bytes.length] };
     chunks.push(bytes);
@@ -140,7 +142,7 @@ export function decodeCheckpoint(file: Uint8Array, options: LoadCheckpointOption
       if (nonFloat === "error") {
         throw new LLTMError(
           "INVALID_DTYPE",
-          `loadCheckpoint: ${source}: '${e.name}' is ${e.dtype}; lltm tensors are F32 or F64 (pass { nonFloat: "skip" } to load the others)`,
+          `loadCheckpoint: ${source}: '${e.name}' is ${e.dtype}; lltm tensors are ${floatNames} (pass { nonFloat: "skip" } to load the others)`,
         );
       }
       skipped.push({ name: e.name, dtype: e.dtype, shape: e.shape });
@@ -158,8 +160,8 @@ export function decodeCheckpoint(file: Uint8Array, options: LoadCheckpointOption
   try {
     for (const e of loadable) {
       const bytes = data.slice(e.begin, e.end);
-      const values = e.dtype === "F32" ? new Float32Array(bytes.buffer) : new Float64Array(bytes.buffer);
-      tensors[e.name] = Tensor.fromTypedArray(values, e.shape, { device: options.device });
+      const dtype = floatTypes[e.dtype]!;
+      tensors[e.name] = Tensor.fromTypedArray(storageView(dtype, bytes.buffer), e.shape, { dtype, device: options.device });
     }
   } catch (error) {
     for (const t of Object.values(tensors)) t.dispose();

@@ -8,7 +8,7 @@ import type { DeviceLike } from "./device.ts";
 import { LLTM } from "./module.ts";
 import { lltmBackward, lltmForward } from "./ops/lltm.ts";
 import { relativeError } from "./reference.ts";
-import { Tensor } from "./tensor.ts";
+import { Tensor } from "./tensor/index.ts";
 
 export interface GradcheckOptions {
   batch?: number;

@@ -15,7 +15,7 @@ export {
 } from "./checkpoint.ts";
 export { cuda } from "./cuda.ts";
 export { Device, type DeviceKind, type DeviceLike } from "./device.ts";
-export { type DType } from "./dtype.ts";
+export { type DType, dtypes } from "./dtype.ts";
 export { LLTMError, type LLTMErrorCode, Status, type StatusName } from "./errors.ts";
 export { load, type LoadOptions, type LoadResult } from "./jit.ts";
 export { type LibraryInfo, loadLibrary, type NativeLibrary } from "./native/index.ts";
@@ -23,6 +23,7 @@ export {
   type LLTMBackwardResult, lltmBackward, lltmBackwardAccumulate, type LLTMForwardResult, lltmForward,
   type LLTMStateGradients,
 } from "./ops/lltm.ts";
+export { linear, linearBackward, type LinearBackwardOptions, type LinearGradients } from "./ops/linear.ts";
 export {
   type LLTMSequenceBackwardResult, lltmSequenceBackward, lltmSequenceBackwardAccumulate, type LLTMSequenceForwardResult,
   lltmSequenceForward, type LLTMSequenceStateGradients, type SequenceForwardOptions,
@@ -41,7 +42,7 @@ export {
 export { Adam, type AdamOptions, Optimizer, type OptimizerState, SGD, type SGDOptions } from "./optim.ts";
 export { nativeMemory, type NativeMemoryStats } from "./native_memory.ts";
 export { Random } from "./random.ts";
-export { type NestedArray, type RandomOptions, Tensor, type TensorOptions } from "./tensor.ts";
+export { type NestedArray, type RandomOptions, Tensor, type TensorOptions, type ToTypedArrayOptions } from "./tensor/index.ts";
 
 /**
  * The native library's facts: its path, C ABI version, the backends this build and machine have, and the CPU

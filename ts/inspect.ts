@@ -18,6 +18,7 @@ export interface Inspectable {
   readonly device: { toString(): string };
   readonly disposed: boolean;
   readonly numel: number;
+  /** The values (float32 for the half types). */
   toTypedArray(): Float32Array | Float64Array;
 }
 

@@ -8,11 +8,11 @@
 import { LLTMFunction } from "./autograd.ts";
 import { loadCheckpoint, saveCheckpoint } from "./checkpoint.ts";
 import { Device, type DeviceLike } from "./device.ts";
-import { type DType, itemSize, typedArray } from "./dtype.ts";
+import { checkDType, type DType, itemSize, valueArray } from "./dtype.ts";
 import { LLTMError } from "./errors.ts";
 import { lltmSequenceBackwardAccumulate, lltmSequenceForward } from "./ops/sequence.ts";
 import { Random } from "./random.ts";
-import { sameShape, Tensor } from "./tensor.ts";
+import { sameShape, Tensor } from "./tensor/index.ts";
 
 export interface LLTMOptions {
   dtype?: DType;
@@ -74,7 +74,7 @@ export class LLTM implements Disposable {
     }
     this.inputFeatures = inputFeatures;
     this.stateSize = stateSize;
-    const dtype = options.dtype ?? "float32";
+    const dtype = checkDType(options.dtype ?? "float32", "LLTM: dtype");
     const device = Device.of(options.device ?? "cpu");
     const weightsShape = [3 * stateSize, stateSize + inputFeatures];
     const elements = weightsShape[0]! * weightsShape[1]!;
@@ -88,9 +88,9 @@ export class LLTM implements Disposable {
     const rng = new Random(options.seed ?? 0);
     const bound = 1 / Math.sqrt(stateSize);
     const uniform = (shape: number[]) => {
-      const values = typedArray(dtype, shape.reduce((a, b) => a * b));
+      const values = valueArray(dtype, shape.reduce((a, b) => a * b));
       for (let i = 0; i < values.length; i++) values[i] = -bound + 2 * bound * rng.uniform();
-      return Tensor.fromTypedArray(values, shape, { device });
+      return Tensor.fromTypedArray(values, shape, { dtype, device });
     };
     const weights = uniform(weightsShape);
     const bias = uniform([3 * stateSize]);

@@ -5,7 +5,7 @@
  * holds the parameters, their state and the hyperparameters.
  *
  * A step is all or nothing: every parameter, its gradient and its state are
- * checked (alive, one dtype and device, one shape, contiguous) before the
+ * checked (alive, dtypes the library accepts together, one device, one shape, contiguous) before the
  * first is updated; the hyperparameters, shared by all, are checked by the
  * library on the first update, before anything moves.
  */
@@ -13,8 +13,9 @@ import { loadCheckpoint, saveCheckpoint } from "./checkpoint.ts";
 import type { DeviceLike } from "./device.ts";
 import { LLTMError } from "./errors.ts";
 import type { Parameter } from "./module.ts";
+import { valueDType } from "./dtype.ts";
 import * as native from "./native/index.ts";
-import { sameShape, Tensor } from "./tensor.ts";
+import { sameShape, Tensor } from "./tensor/index.ts";
 
 /** An optimizer's state as safetensors holds it: tensors named `<parameter>.<state>`, hyperparameters as strings. */
 export interface OptimizerState {
@@ -35,7 +36,10 @@ function checkParameters(fn: string, params: readonly Parameter[], states: reado
       if (t.disposed) {
         throw new LLTMError("DISPOSED", `${fn}: ${what} has been disposed (moved by LLTM.to? make the optimizer after moving the module)`);
       }
-      if (t.dtype !== p.value.dtype) throw new LLTMError("INVALID_DTYPE", `${fn}: ${what} is ${t.dtype}, parameter '${p.name}' is ${p.value.dtype}`);
+      // The library's rule, checked for all before the first moves: one compute type (float64, or float32 for the rest).
+      if (valueDType(t.dtype) !== valueDType(p.value.dtype)) {
+        throw new LLTMError("INVALID_DTYPE", `${fn}: ${what} is ${t.dtype}, parameter '${p.name}' is ${p.value.dtype}`);
+      }
       if (t.device !== p.value.device) {
         throw new LLTMError("INVALID_DEVICE", `${fn}: ${what} is on ${t.device}, parameter '${p.name}' on ${p.value.device}`);
       }
@@ -181,6 +185,8 @@ export abstract class Optimizer implements Disposable {
   }
 }
 
+const SGD_STEP = native.op("SGD_STEP"), ADAM_STEP = native.op("ADAM_STEP");
+
 export interface SGDOptions {
   lr: number;
   momentum?: number;
@@ -199,7 +205,8 @@ export class SGD extends Optimizer {
   /** param -= lr * (momentum buffer or gradient), for every parameter. */
   protected update(fn: string): void {
     const { lr, momentum } = this.hyper as { lr: number; momentum: number };
-    this.params.forEach((p, i) => native.sgdStep(fn, p.value, p.grad, this.state[i]!.get("momentum_buffer"), lr, momentum));
+    const scalars = [lr, momentum];
+    this.params.forEach((p, i) => native.run(SGD_STEP, fn, [p.value, p.grad, this.state[i]!.get("momentum_buffer")], 0, scalars));
   }
 
   protected override checkHyper(fn: string, hyper: Record<string, number>): void {
@@ -240,9 +247,10 @@ export class Adam extends Optimizer {
   protected update(fn: string): void {
     const { lr, beta1, beta2, eps } = this.hyper as Record<string, number>;
     const step = this.hyper.step! + 1;
+    const scalars = [lr!, beta1!, beta2!, eps!, step];
     this.params.forEach((p, i) => {
       const s = this.state[i]!;
-      native.adamStep(fn, p.value, p.grad, s.get("exp_avg")!, s.get("exp_avg_sq")!, lr!, beta1!, beta2!, eps!, step);
+      native.run(ADAM_STEP, fn, [p.value, p.grad, s.get("exp_avg"), s.get("exp_avg_sq")], 0, scalars);
     });
     this.hyper.step = step;
   }

@@ -5,7 +5,7 @@
  * except for the activations' slopes (below).
  */
 import { LLTMError } from "./errors.ts";
-import { Tensor } from "./tensor.ts";
+import { Tensor } from "./tensor/index.ts";
 
 /** A row-major float64 matrix (a vector is a 1 x n matrix). */
 export interface Matrix {

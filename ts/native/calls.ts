@@ -1,262 +1,159 @@
 /**
- * Every call into liblltm, one function per C entry point. Each call's
- * descriptors go into a block of its own (so a tensor passed again in the
- * same position, as weights are step after step, is not described again),
- * its dtype and device come from its first tensor (the caller has checked
- * that the others agree), and a failure becomes an LLTMError through unwrap.
+ * Every call into liblltm. An op runs through lltm_run with one lltm_call
+ * block per op in native memory (a tensor passed again in the same slot, as
+ * weights are step after step, is not described again); the call's device
+ * comes from its first tensor (the caller has checked that the others
+ * agree), and a failure becomes an LLTMError through unwrap.
  */
 import type { Device } from "../device.ts";
-import type { DType } from "../dtype.ts";
 import { LLTMError } from "../errors.ts";
-import { ACCUMULATE_PARAM_GRADS, backendBit, dtypeCode, SEQUENCE_TRAINING } from "./constants.ts";
-import { type Describable, DescriptorBlock } from "./descriptor.ts";
+import { backendBit, CALL_BYTES, dtypeTable, type ElementType, layoutConstants, MAX_SCALARS } from "./constants.ts";
+import { type Describable, Descriptors, hostBlock } from "./descriptor.ts";
 import { native, type NativeLibrary } from "./library.ts";
+import type { Op } from "./op.ts";
 import { type ArgumentNames, unwrap } from "./status.ts";
 
 /** What a native call needs of a tensor. */
 export interface NativeTensor extends Describable {
-  readonly dtype: DType;
   readonly device: Device;
 }
 
-interface Calls {
-  lib: NativeLibrary;
-  forward: DescriptorBlock;
-  backward: DescriptorBlock;
-  copy: DescriptorBlock;
-  fill: DescriptorBlock;
-  axpy: DescriptorBlock;
-  sgd: DescriptorBlock;
-  adam: DescriptorBlock;
-  sequenceReserve: DescriptorBlock;
-  sequenceForward: DescriptorBlock;
-  sequenceBackward: DescriptorBlock;
+const word = (field: string) => layoutConstants[`offsetof(lltm_call, ${field})` as keyof typeof layoutConstants] / 4;
+const DEVICE_KIND = word("device_kind"), DEVICE_INDEX = word("device_index");
+const SRC_KIND = word("src_device_kind"), SRC_INDEX = word("src_device_index");
+const FLAGS = word("flags"), GIVEN = word("given");
+const SCALARS = layoutConstants["offsetof(lltm_call, scalars)"] / 8;
+const TENSORS = word("tensors");
+
+/** An op's lltm_call in native memory. */
+interface CallBlock {
+  base: number;
+  words: Int32Array;
+  scalars: Float64Array;
+  tensors: Descriptors;
 }
 
-let calls: Calls | undefined;
+let lib: NativeLibrary | undefined;
+const blocks: (CallBlock | undefined)[] = [];
 
-function open(): Calls {
-  calls = {
-    lib: native(),
-    forward: new DescriptorBlock(12, 3),
-    backward: new DescriptorBlock(14, 4),
-    copy: new DescriptorBlock(2),
-    fill: new DescriptorBlock(1),
-    axpy: new DescriptorBlock(2),
-    sgd: new DescriptorBlock(3),
-    adam: new DescriptorBlock(4),
-    // The sequence calls' _v forms: the sizes and the bytes answered; the reserve's address and size.
-    sequenceReserve: new DescriptorBlock(0, 3, 5),
-    sequenceForward: new DescriptorBlock(8, 4, 2),
-    sequenceBackward: new DescriptorBlock(11, 5, 2),
+function library(): NativeLibrary {
+  return (lib ??= native());
+}
+
+function openBlock(o: Op): CallBlock {
+  const { address, words } = hostBlock(CALL_BYTES, `the call block of ${o.spec.entry}`);
+  const block = {
+    base: address,
+    words,
+    scalars: new Float64Array(words.buffer, words.byteOffset, CALL_BYTES / 8),
+    tensors: new Descriptors(words, TENSORS, address + TENSORS * 4, o.spec.slots.length),
   };
-  return calls;
+  blocks[o.code] = block;
+  return block;
+}
+
+/** The bytes of a BYTES slot's tensor (a contiguous 1-D buffer). */
+function byteLength(t: NativeTensor): number {
+  return t.shape[0]! * dtypeTable[t.dtype].bytes;
+}
+
+/**
+ * Writes `tensors` (by slot; undefined: absent), `flags` and `scalars` into
+ * op `o`'s block; the tensors' device is that of the first one given.
+ */
+function fill(o: Op, tensors: readonly (NativeTensor | undefined)[], flags: number, scalars: readonly number[] | undefined): CallBlock {
+  const b = blocks[o.code] ?? openBlock(o), d = b.tensors, bytes = o.byteSlots;
+  let given = 0, device: Device | undefined;
+  for (let i = 0; i < tensors.length; i++) {
+    const t = tensors[i];
+    if (t === undefined) continue;
+    given |= 1 << i;
+    if (bytes[i]) d.writeBytes(i, t, byteLength(t));
+    else d.write(i, t);
+    device ??= t.device;
+  }
+  const w = b.words;
+  if (device !== undefined) {
+    const src = o.srcSlot >= 0 ? tensors[o.srcSlot]?.device ?? device : device;
+    w[DEVICE_KIND] = device.kindCode;
+    w[DEVICE_INDEX] = device.index;
+    w[SRC_KIND] = src.kindCode;
+    w[SRC_INDEX] = src.index;
+  }
+  w[FLAGS] = flags;
+  w[GIVEN] = given;
+  if (scalars !== undefined) {
+    if (scalars.length > MAX_SCALARS) throw new LLTMError("INTERNAL", `${o.spec.entry}: ${scalars.length} scalars`);
+    for (let i = 0; i < scalars.length; i++) b.scalars[SCALARS + i] = scalars[i]!;
+  }
+  return b;
+}
+
+/**
+ * Runs op `o` (lltm_run) on `tensors` in the order of its slots (undefined
+ * for an absent optional one), with `flags` and `scalars` in the order of its
+ * LLTM_SCALARs; `fn` and `renamed` name things in the error of a refusal.
+ */
+export function run(
+  o: Op, fn: string, tensors: readonly (NativeTensor | undefined)[], flags = 0, scalars?: readonly number[], renamed?: ArgumentNames,
+): void {
+  const b = fill(o, tensors, flags, scalars);
+  unwrap(library().lltm_run(o.code, b.base), fn, renamed);
+}
+
+const answered = new Uint32Array(2);
+
+/**
+ * The bytes op `o`'s BYTES slot needs (lltm_buffer_bytes) for `tensors`:
+ * those the op's sizes are read from are enough.
+ */
+export function bufferBytes(o: Op, fn: string, tensors: readonly (NativeTensor | undefined)[], flags = 0): number {
+  const b = fill(o, tensors, flags, undefined);
+  unwrap(library().lltm_buffer_bytes(o.code, b.base, answered), fn);
+  return answered[0]! + answered[1]! * 4294967296;
 }
 
 const allocated = new Uint32Array(2);
-const allocDevice = new Int32Array(2);
 
 /** Allocates `bytes` bytes on `device` (lltm_alloc, 64-byte aligned); its address. */
 export function alloc(bytes: number, device: Device): number {
   if (!Number.isSafeInteger(bytes) || bytes < 1) {
     throw new LLTMError("INVALID_ARGUMENT", `alloc: bytes must be a positive integer below 2^53, got ${bytes}`);
   }
-  const c = calls ?? open();
-  allocDevice[0] = device.kindCode;
-  allocDevice[1] = device.index;
-  unwrap(c.lib.lltm_alloc_v(bytes, allocDevice, allocated), "alloc");
+  unwrap(library().lltm_alloc(bytes, device.kindCode, device.index, allocated), "alloc");
   return allocated[0]! + allocated[1]! * 4294967296;
 }
 
 /** Frees what alloc returned; a failure (only possible on a broken device) is not reported, as by C's free. */
 export function free(address: number, device: Device): void {
-  (calls ?? open()).lib.lltm_free(address, device.kindCode, device.index);
-}
-
-/**
- * lltm_forward (as lltm_forward_v: two addresses, however many tensors; a call
- * of node:ffi costs several times more from four arguments on): inputs (input,
- * weights, bias, oldH, oldCell) and the 7 outputs of csrc/lltm.h's order.
- */
-export function forward(fn: string, ins: readonly NativeTensor[], outs: readonly NativeTensor[]): void {
-  const c = calls ?? open(), d = c.forward, first = ins[0]!, device = first.device;
-  for (let i = 0; i < 5; i++) d.write(i, ins[i]!);
-  for (let i = 0; i < 7; i++) d.write(5 + i, outs[i]!);
-  d.code(0, dtypeCode[first.dtype]);
-  d.code(1, device.kindCode);
-  d.code(2, device.index);
-  unwrap(c.lib.lltm_forward_v(d.base, d.codes), fn);
-}
-
-/**
- * lltm_backward_ex: the 9 inputs and 5 outputs of csrc/lltm.h's order; with
- * `accumulate`, the weights' and bias' gradients are added to outs[2] and outs[3].
- */
-export function backward(fn: string, ins: readonly NativeTensor[], outs: readonly NativeTensor[], accumulate: boolean): void {
-  const c = calls ?? open(), d = c.backward, first = ins[0]!, device = first.device;
-  for (let i = 0; i < 9; i++) d.write(i, ins[i]!);
-  for (let i = 0; i < 5; i++) d.write(9 + i, outs[i]!);
-  d.code(0, accumulate ? ACCUMULATE_PARAM_GRADS : 0);
-  d.code(1, dtypeCode[first.dtype]);
-  d.code(2, device.kindCode);
-  d.code(3, device.index);
-  unwrap(c.lib.lltm_backward_ex_v(d.base, d.codes), fn);
-}
-
-/**
- * lltm_sequence_reserve_bytes (as lltm_sequence_reserve_bytes_v, three
- * addresses): the bytes of a training forward's reserve for these sizes on `device`.
- */
-export function sequenceReserveBytes(
-  fn: string, steps: number, batch: number, features: number, state: number, dtype: DType, device: Device,
-): number {
-  const c = calls ?? open(), d = c.sequenceReserve;
-  d.word(0, steps);
-  d.word(1, batch);
-  d.word(2, features);
-  d.word(3, state);
-  d.code(0, dtypeCode[dtype]);
-  d.code(1, device.kindCode);
-  d.code(2, device.index);
-  unwrap(c.lib.lltm_sequence_reserve_bytes_v(d.words64, d.codes, d.words64 + 32), fn);
-  return d.readWord(4);
-}
-
-/**
- * lltm_sequence_forward (as lltm_sequence_forward_v): inputs (inputs,
- * weights, bias, h0, c0) and outputs (outputs, lastH, lastCell) in
- * csrc/lltm.h's order; with a `reserve`, a training forward that keeps in it
- * what sequenceBackward needs.
- */
-export function sequenceForward(
-  fn: string, ins: readonly NativeTensor[], outs: readonly NativeTensor[], reserve: NativeTensor | undefined, reserveBytes: number,
-): void {
-  const c = calls ?? open(), d = c.sequenceForward, first = ins[0]!, device = first.device;
-  for (let i = 0; i < 5; i++) d.write(i, ins[i]!);
-  for (let i = 0; i < 3; i++) d.write(5 + i, outs[i]!);
-  d.word(0, reserve ? reserve.dataAddress : 0);
-  d.word(1, reserve ? reserveBytes : 0);
-  d.code(0, reserve ? SEQUENCE_TRAINING : 0);
-  d.code(1, dtypeCode[first.dtype]);
-  d.code(2, device.kindCode);
-  d.code(3, device.index);
-  unwrap(c.lib.lltm_sequence_forward_v(d.base, d.words64, d.codes), fn);
-}
-
-/**
- * lltm_sequence_backward (as lltm_sequence_backward_v): the optional output
- * gradients (gradOutputs, gradLastH, gradLastCell; undefined means zeros),
- * the reserve, the inputs (inputs, weights, h0) and the outputs (dInputs,
- * dWeights, dBias, dH0, dC0) in csrc/lltm.h's order; with `accumulate`, the
- * weights' and bias' gradients are added to outs[1] and outs[2].
- */
-export function sequenceBackward(
-  fn: string, grads: readonly (NativeTensor | undefined)[], reserve: NativeTensor, reserveBytes: number,
-  ins: readonly NativeTensor[], outs: readonly NativeTensor[], accumulate: boolean,
-): void {
-  const c = calls ?? open(), d = c.sequenceBackward, first = ins[0]!, device = first.device;
-  let given = 0;
-  for (let i = 0; i < 3; i++) {
-    const g = grads[i];
-    if (g) {
-      d.write(i, g);
-      given |= 1 << i;
-    }
-  }
-  for (let i = 0; i < 3; i++) d.write(3 + i, ins[i]!);
-  for (let i = 0; i < 5; i++) d.write(6 + i, outs[i]!);
-  d.word(0, reserve.dataAddress);
-  d.word(1, reserveBytes);
-  d.code(0, accumulate ? ACCUMULATE_PARAM_GRADS : 0);
-  d.code(1, dtypeCode[first.dtype]);
-  d.code(2, device.kindCode);
-  d.code(3, device.index);
-  d.code(4, given);
-  unwrap(c.lib.lltm_sequence_backward_v(d.base, d.words64, d.codes), fn);
-}
-
-const copyNames: ArgumentNames = { dst: "the tensor", src: "'src'" };
-
-/** lltm_copy: `src` into `dst` (equal sizes and dtype), across devices. */
-export function copy(fn: string, dst: NativeTensor, src: NativeTensor): void {
-  const c = calls ?? open(), d = c.copy, to = dst.device, from = src.device;
-  unwrap(
-    c.lib.lltm_copy(d.write(0, dst), to.kindCode, to.index, d.write(1, src), from.kindCode, from.index, dtypeCode[dst.dtype]),
-    fn,
-    copyNames,
-  );
-}
-
-const fillNames: ArgumentNames = { dst: "the tensor" };
-
-/** lltm_fill: every element of `dst` set to `value`. */
-export function fill(fn: string, dst: NativeTensor, value: number): void {
-  const c = calls ?? open(), device = dst.device;
-  unwrap(c.lib.lltm_fill(c.fill.write(0, dst), value, dtypeCode[dst.dtype], device.kindCode, device.index), fn, fillNames);
-}
-
-const axpyNames: ArgumentNames = { y: "the tensor", x: "'other'" };
-
-/** lltm_axpy: y += alpha * x. */
-export function axpy(fn: string, y: NativeTensor, alpha: number, x: NativeTensor): void {
-  const c = calls ?? open(), d = c.axpy, device = y.device;
-  unwrap(
-    c.lib.lltm_axpy(d.write(0, y), alpha, d.write(1, x), dtypeCode[y.dtype], device.kindCode, device.index),
-    fn,
-    axpyNames,
-  );
-}
-
-/** lltm_sgd_step; `momentumBuffer` may be omitted when momentum is 0. */
-export function sgdStep(
-  fn: string, param: NativeTensor, grad: NativeTensor, momentumBuffer: NativeTensor | undefined, lr: number, momentum: number,
-): void {
-  const c = calls ?? open(), d = c.sgd, device = param.device;
-  unwrap(
-    c.lib.lltm_sgd_step(
-      d.write(0, param), d.write(1, grad), momentumBuffer ? d.write(2, momentumBuffer) : 0, lr, momentum,
-      dtypeCode[param.dtype], device.kindCode, device.index,
-    ),
-    fn,
-  );
-}
-
-/** lltm_adam_step; `step` counts from 1. */
-export function adamStep(
-  fn: string, param: NativeTensor, grad: NativeTensor, expAvg: NativeTensor, expAvgSq: NativeTensor,
-  lr: number, beta1: number, beta2: number, eps: number, step: number,
-): void {
-  const c = calls ?? open(), d = c.adam, device = param.device;
-  unwrap(
-    c.lib.lltm_adam_step(
-      d.write(0, param), d.write(1, grad), d.write(2, expAvg), d.write(3, expAvgSq), lr, beta1, beta2, eps, step,
-      dtypeCode[param.dtype], device.kindCode, device.index,
-    ),
-    fn,
-  );
+  library().lltm_free(address, device.kindCode, device.index);
 }
 
 /** lltm_read: the bytes of contiguous `src` into `out` (as many as `out` holds), after the device's queued work. */
-export function read(fn: string, out: Float32Array | Float64Array, src: NativeTensor): void {
-  const c = calls ?? open(), device = src.device;
-  unwrap(c.lib.lltm_read(out, src.dataAddress, out.byteLength, device.kindCode, device.index), fn);
+export function read(fn: string, out: ArrayBufferView, src: NativeTensor): void {
+  const device = src.device;
+  unwrap(library().lltm_read(out, src.dataAddress, out.byteLength, device.kindCode, device.index), fn);
 }
 
 /** lltm_write: `data` into contiguous `dst` (as many bytes as `data` holds). */
-export function write(fn: string, dst: NativeTensor, data: Float32Array | Float64Array): void {
-  const c = calls ?? open(), device = dst.device;
-  unwrap(c.lib.lltm_write(dst.dataAddress, data, data.byteLength, device.kindCode, device.index), fn);
+export function write(fn: string, dst: NativeTensor, data: ArrayBufferView): void {
+  const device = dst.device;
+  unwrap(library().lltm_write(dst.dataAddress, data, data.byteLength, device.kindCode, device.index), fn);
 }
 
 /** lltm_synchronize: waits for the device's queued work. */
 export function synchronize(fn: string, device: Device): void {
-  const c = calls ?? open();
-  unwrap(c.lib.lltm_synchronize(device.kindCode, device.index), fn);
+  unwrap(library().lltm_synchronize(device.kindCode, device.index), fn);
 }
 
 /** Number of CUDA devices (0 without the CUDA backend or a GPU). */
 export function cudaDeviceCount(): number {
-  return (calls ?? open()).lib.lltm_cuda_device_count();
+  return library().lltm_cuda_device_count();
+}
+
+/** Bytes per element of an element type. */
+export function elementBytes(type: ElementType): number {
+  return dtypeTable[type].bytes;
 }
 
 /**
@@ -277,19 +174,19 @@ export interface LibraryInfo {
 }
 
 export function libraryInfo(): LibraryInfo {
-  const lib = (calls ?? open()).lib;
-  const bits = lib.lltm_backends();
-  const cpuKernels = lib.lltm_cpu_kernels();
-  if (cpuKernels === "") throw new LLTMError("BACKEND_UNAVAILABLE", lib.lltm_last_error());
+  const l = library();
+  const bits = l.lltm_backends();
+  const cpuKernels = l.lltm_cpu_kernels();
+  if (cpuKernels === "") throw new LLTMError("BACKEND_UNAVAILABLE", l.lltm_last_error());
   return {
-    path: lib.path,
-    abiVersion: lib.lltm_abi_version(),
+    path: l.path,
+    abiVersion: l.lltm_abi_version(),
     cpu: (bits & backendBit.cpu) !== 0,
     cuda: (bits & backendBit.cuda) !== 0,
-    cudaDevices: lib.lltm_cuda_device_count(),
+    cudaDevices: l.lltm_cuda_device_count(),
     cpuKernels,
-    threads: lib.lltm_cpu_threads(),
-    threadsSource: lib.lltm_cpu_threads_source() as ThreadsSource,
+    threads: l.lltm_cpu_threads(),
+    threadsSource: l.lltm_cpu_threads_source() as ThreadsSource,
   };
 }
 

@@ -1,49 +1,21 @@
 /**
- * The C ABI's constants (csrc/lltm.h) and the descriptor layout, the one
- * place TypeScript holds them. tests/constants.test.ts checks this table
- * against the header, and the loader checks it against the library it opens
- * (lltm_abi_constant), refusing a library built with other values.
+ * The C ABI's constants, by the names the rest of lltm uses, all taken from
+ * ts/native/abi.generated.ts (generated from csrc/lltm.h and csrc/lltm_ops.def
+ * by scripts/gen-abi.ts). The loader checks the generated values against the
+ * library it opens (lltm_abi_constant), refusing a library built with others.
  */
+import { dtypeTable, headerConstants, layoutConstants } from "./abi.generated.ts";
 
-/** Every constant of csrc/lltm.h, by its C name. */
-export const headerConstants = {
-  LLTM_ABI_VERSION: 2,
-  LLTM_MAX_DIMS: 4,
-  LLTM_OK: 0,
-  LLTM_ERR_NULL_POINTER: 1,
-  LLTM_ERR_INVALID_SHAPE: 2,
-  LLTM_ERR_SHAPE_MISMATCH: 3,
-  LLTM_ERR_INVALID_DTYPE: 4,
-  LLTM_ERR_INVALID_DEVICE: 5,
-  LLTM_ERR_BACKEND_UNAVAILABLE: 6,
-  LLTM_ERR_OUT_OF_MEMORY: 7,
-  LLTM_ERR_CUDA: 8,
-  LLTM_ERR_INTERNAL: 9,
-  LLTM_ERR_INVALID_ARGUMENT: 10,
-  LLTM_FLOAT32: 0,
-  LLTM_FLOAT64: 1,
-  LLTM_CPU: 0,
-  LLTM_CUDA: 1,
-  LLTM_BACKEND_CPU: 1,
-  LLTM_BACKEND_CUDA: 2,
-  LLTM_ACCUMULATE_PARAM_GRADS: 1,
-  LLTM_SEQUENCE_TRAINING: 1,
-} as const;
-
-/** The lltm_tensor layout that ts/native/descriptor.ts writes. */
-export const layoutConstants = {
-  "sizeof(lltm_tensor)": 80,
-  "offsetof(lltm_tensor, data)": 0,
-  "offsetof(lltm_tensor, ndim)": 8,
-  "offsetof(lltm_tensor, sizes)": 16,
-  "offsetof(lltm_tensor, strides)": 48,
-} as const;
+export { dtypeTable, headerConstants, layoutConstants, opTable } from "./abi.generated.ts";
 
 const h = headerConstants;
 
 export const ABI_VERSION = h.LLTM_ABI_VERSION;
 export const MAX_DIMS = h.LLTM_MAX_DIMS;
+export const MAX_SLOTS = h.LLTM_MAX_SLOTS;
+export const MAX_SCALARS = h.LLTM_MAX_SCALARS;
 export const TENSOR_BYTES = layoutConstants["sizeof(lltm_tensor)"];
+export const CALL_BYTES = layoutConstants["sizeof(lltm_call)"];
 
 /** lltm_status, by the names LLTMError's `code` uses. */
 export const Status = {
@@ -62,8 +34,13 @@ export const Status = {
 
 export type StatusName = keyof typeof Status;
 
-/** lltm_dtype, by the DType names. */
-export const dtypeCode = { float32: h.LLTM_FLOAT32, float64: h.LLTM_FLOAT64 } as const;
+/** Every element type of the table by name, including those (uint8) no Tensor has. */
+export type ElementType = keyof typeof dtypeTable;
+
+/** lltm_dtype, by the element type names. */
+export const dtypeCode = Object.fromEntries(
+  Object.entries(dtypeTable).map(([name, d]) => [name, d.code]),
+) as { readonly [K in ElementType]: (typeof dtypeTable)[K]["code"] };
 
 /** lltm_device_kind, by the DeviceKind names. */
 export const deviceKindCode = { cpu: h.LLTM_CPU, cuda: h.LLTM_CUDA } as const;

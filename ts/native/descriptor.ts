@@ -1,14 +1,16 @@
 /**
- * lltm_tensor descriptors (csrc/lltm.h), written into blocks of native
- * memory: a call passes the addresses of its block's slots, so no per-call
- * allocation or pointer conversion is needed.
+ * lltm_tensor descriptors (csrc/lltm.h), written into native memory: a call
+ * passes the address of its block, so no per-call allocation or pointer
+ * conversion is needed. A slot that already describes a view is not written
+ * again (a view never changes), so a tensor passed again in the same position,
+ * as weights are step after step, costs a comparison.
  *
- * Layout (ts/native/constants.ts, checked against the library at open):
- * void* data; int64 ndim; int64 sizes[MAX_DIMS]; int64 strides[MAX_DIMS],
- * written as pairs of 32-bit words.
+ * Layout (ts/native/abi.generated.ts, checked against the library at open):
+ * void* data; int64 ndim; int64 sizes[MAX_DIMS]; int64 strides[MAX_DIMS];
+ * int64 dtype, written as pairs of 32-bit words.
  */
 import { LLTMError } from "../errors.ts";
-import { layoutConstants, MAX_DIMS, TENSOR_BYTES } from "./constants.ts";
+import { dtypeCode, type ElementType, layoutConstants, MAX_DIMS, TENSOR_BYTES } from "./constants.ts";
 import { native } from "./library.ts";
 
 /** What a descriptor is written from: a tensor, or (in tests of the C ABI) any such record. */
@@ -20,6 +22,7 @@ export interface Describable {
   readonly id: number;
   readonly shape: readonly number[];
   readonly strides: readonly number[];
+  readonly dtype: ElementType;
   /** Address of the first element. */
   readonly dataAddress: number;
   readonly disposed: boolean;
@@ -36,44 +39,38 @@ const SLOT_WORDS = TENSOR_BYTES / 4;
 const NDIM_WORD = layoutConstants["offsetof(lltm_tensor, ndim)"] / 4;
 const SIZES_WORD = layoutConstants["offsetof(lltm_tensor, sizes)"] / 4;
 const STRIDES_WORD = layoutConstants["offsetof(lltm_tensor, strides)"] / 4;
+const DTYPE_WORD = layoutConstants["offsetof(lltm_tensor, dtype)"] / 4;
 const TWO_32 = 4294967296;
+const BYTE_STRIDES: readonly number[] = [1];
 
-/**
- * `count` descriptor slots in native host memory, then `wordCount` 64-bit
- * words, then `codeCount` int32 codes: the arguments of an entry point that
- * takes them in memory (lltm_forward_v, lltm_sequence_forward_v, ...), so
- * that a call passes two or three addresses.
- */
-export class DescriptorBlock implements Disposable {
+/** Host memory from lltm_alloc: its address and a view of its 32-bit words. */
+export function hostBlock(bytes: number, what: string): { address: number; words: Int32Array } {
+  const lib = native();
+  const out = new Uint32Array(2);
+  const status = lib.lltm_alloc(bytes, 0, 0, out);
+  if (status !== 0) throw new LLTMError("OUT_OF_MEMORY", `${what}: ${lib.lltm_last_error()}`);
+  const address = out[0]! + out[1]! * TWO_32;
+  return { address, words: new Int32Array(lib.view(address, bytes)) };
+}
+
+/** `count` consecutive descriptors in the words `words` from word `at`, at native address `base`. */
+export class Descriptors {
   readonly count: number;
-  /** The address of the first slot. */
+  /** The address of the first descriptor. */
   readonly base: number;
-  /** The address of the 64-bit words, after the last slot. */
-  readonly words64: number;
-  /** The address of the codes, after the words. */
-  readonly codes: number;
   private readonly words: Int32Array;
-  private readonly wordsAt: number;
-  private readonly codesAt: number;
+  private readonly at: number;
   /** The id each slot describes (0: none). */
   private readonly ids: Float64Array;
   /** The shape and stride arrays each slot's sizes and strides were written from. */
   private readonly shapes: (readonly number[] | undefined)[];
   private readonly strides: (readonly number[] | undefined)[];
 
-  constructor(count: number, codeCount = 0, wordCount = 0) {
+  constructor(words: Int32Array, at: number, base: number, count: number) {
+    this.words = words;
+    this.at = at;
+    this.base = base;
     this.count = count;
-    const lib = native();
-    const out = new Uint32Array(2);
-    const bytes = count * TENSOR_BYTES + wordCount * 8 + codeCount * 4;
-    const status = lib.lltm_alloc(bytes, 0, 0, out);
-    if (status !== 0) throw new LLTMError("OUT_OF_MEMORY", `descriptor block: ${lib.lltm_last_error()}`);
-    this.base = out[0]! + out[1]! * TWO_32;
-    this.words64 = this.base + count * TENSOR_BYTES;
-    this.codes = this.words64 + wordCount * 8;
-    this.wordsAt = count * SLOT_WORDS;
-    this.codesAt = this.wordsAt + 2 * wordCount;
-    this.words = new Int32Array(lib.view(this.base, bytes));
     this.ids = new Float64Array(count);
     this.shapes = new Array(count).fill(undefined);
     this.strides = new Array(count).fill(undefined);
@@ -87,16 +84,41 @@ export class DescriptorBlock implements Disposable {
     if (t.disposed) throw new LLTMError("DISPOSED", "a disposed tensor was passed to a native call");
     const address = this.base + slot * TENSOR_BYTES;
     if (this.ids[slot] === t.id) return address;
-    const w = this.words, o = slot * SLOT_WORDS;
+    const w = this.words, o = this.at + slot * SLOT_WORDS;
     const data = t.dataAddress;
     w[o] = data >>> 0;
     w[o + 1] = (data / TWO_32) >>> 0;
+    w[o + DTYPE_WORD] = dtypeCode[t.dtype];
+    w[o + DTYPE_WORD + 1] = 0;
     this.ids[slot] = t.id;
-    const shape = t.shape, strides = t.strides, n = shape.length;
+    this.writeSizes(o, slot, t.shape, t.strides);
+    return address;
+  }
+
+  /**
+   * Writes `t`'s memory into slot `slot` as a 1-D buffer of `bytes` uint8 (a
+   * BYTES slot, such as a sequence's reserve); returns the slot's address.
+   */
+  writeBytes(slot: number, t: Describable, bytes: number): number {
+    if (t.disposed) throw new LLTMError("DISPOSED", "a disposed tensor was passed to a native call");
+    const w = this.words, o = this.at + slot * SLOT_WORDS;
+    const data = t.dataAddress;
+    w[o] = data >>> 0;
+    w[o + 1] = (data / TWO_32) >>> 0;
+    w[o + DTYPE_WORD] = dtypeCode.uint8;
+    w[o + DTYPE_WORD + 1] = 0;
+    // Not cached by id: the same tensor may be described by its elements elsewhere.
+    this.ids[slot] = 0;
+    this.writeSizes(o, slot, [bytes], BYTE_STRIDES);
+    return this.base + slot * TENSOR_BYTES;
+  }
+
+  private writeSizes(o: number, slot: number, shape: readonly number[], strides: readonly number[]): void {
     // Arrays of a view never change, so the same arrays mean the same sizes and strides.
-    if (this.shapes[slot] === shape && this.strides[slot] === strides) return address;
+    if (this.shapes[slot] === shape && this.strides[slot] === strides) return;
     this.shapes[slot] = shape;
     this.strides[slot] = strides;
+    const w = this.words, n = shape.length;
     w[o + NDIM_WORD] = n;
     w[o + NDIM_WORD + 1] = 0;
     // Only the first ndim sizes and strides are read (csrc/lltm.h); an ndim above
@@ -110,30 +132,23 @@ export class DescriptorBlock implements Disposable {
       w[j] = stride >>> 0;
       w[j + 1] = highWord(stride);
     }
-    return address;
   }
+}
 
-  /** Sets code `i` (after the words). */
-  code(i: number, value: number): void {
-    this.words[this.codesAt + i] = value;
-  }
-
-  /** Sets 64-bit word `i` to an integer of up to 2^53 in magnitude (two's complement). */
-  word(i: number, value: number): void {
-    const w = this.words, o = this.wordsAt + 2 * i;
-    w[o] = value >>> 0;
-    w[o + 1] = highWord(value);
-  }
-
-  /** 64-bit word `i` as a number (exact below 2^53; written by the callee, as lltm_sequence_reserve_bytes_v's bytes). */
-  readWord(i: number): number {
-    const w = this.words, o = this.wordsAt + 2 * i;
-    return (w[o]! >>> 0) + (w[o + 1]! >>> 0) * TWO_32;
-  }
-
+/**
+ * `count` descriptors in a block of native host memory of their own: the
+ * arguments of a typed entry point (lltm_forward, lltm_sequence_forward, ...),
+ * which tests of the C ABI pass slot by slot.
+ */
+export class DescriptorBlock extends Descriptors implements Disposable {
   private freed = false;
 
-  /** Frees the block (blocks of the call layer live as long as the process). */
+  constructor(count: number) {
+    const { address, words } = hostBlock(Math.max(1, count) * TENSOR_BYTES, "descriptor block");
+    super(words, 0, address, count);
+  }
+
+  /** Frees the block. */
   dispose(): void {
     if (this.freed) return;
     this.freed = true;
@@ -146,7 +161,7 @@ export class DescriptorBlock implements Disposable {
 }
 
 /** The upper 32 bits of an integer's two's complement (a division only where they are not 0). */
-function highWord(value: number): number {
+export function highWord(value: number): number {
   return value >= 0 && value < TWO_32 ? 0 : Math.floor(value / TWO_32);
 }
 
@@ -155,9 +170,9 @@ function highWord(value: number): number {
  * the lowest to one past the highest element's byte (conservative for
  * interleaved views of one block, exact otherwise).
  */
-export function overlaps(a: Describable, b: Describable, itemBytes: number): boolean {
+export function overlaps(a: Describable, b: Describable, aItemBytes: number, bItemBytes = aItemBytes): boolean {
   const aStart = a.dataAddress, bStart = b.dataAddress;
-  return aStart < bStart + extentBytes(b, itemBytes) && bStart < aStart + extentBytes(a, itemBytes);
+  return aStart < bStart + extentBytes(b, bItemBytes) && bStart < aStart + extentBytes(a, aItemBytes);
 }
 
 function extentBytes(t: Describable, itemBytes: number): number {

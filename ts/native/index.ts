@@ -1,14 +1,17 @@
 /**
- * The native-call layer, as the rest of lltm sees it: typed calls of the C
- * ABI, the C constants, and the loader. Nothing outside ts/native/ opens the
- * library, holds its handle or writes a descriptor (tests/layers.test.ts).
+ * The native-call layer, as the rest of lltm sees it: the ops of the C ABI
+ * (run through lltm_run), memory and device calls, the C constants, and the
+ * loader. Nothing outside ts/native/ opens the library, holds its handle or
+ * writes a descriptor (tests/layers.test.ts).
  */
 export {
-  adamStep, alloc, axpy, backward, copy, cudaDeviceCount, fill, forward, free, type LibraryInfo, libraryInfo, type NativeTensor, read,
-  sequenceBackward, sequenceForward, sequenceReserveBytes, sgdStep, synchronize, type ThreadsSource, write,
+  alloc, bufferBytes, cudaDeviceCount, elementBytes, free, type LibraryInfo, libraryInfo, type NativeTensor, read, run,
+  synchronize, type ThreadsSource, write,
 } from "./calls.ts";
 export { newDescribableId, overlaps } from "./descriptor.ts";
 export {
   defaultLibraryPath, environment, isBun, libraryFile, loadLibrary, type NativeLibrary, prepareBinding, useLibrary,
 } from "./library.ts";
 export { libraryFilesProblem } from "./library_file.ts";
+export { op, type Op, type OpName, type SlotSpec } from "./op.ts";
+export { type ArgumentNames } from "./status.ts";

@@ -74,12 +74,13 @@ function converting(ffi: NodeFFI, f: (...args: unknown[]) => unknown, kinds: rea
   });
   if (convert.every((c) => c === undefined)) return f;
   const n = kinds.length;
-  // The hot calls (lltm_forward_v, lltm_backward_ex_v, lltm_alloc_v, lltm_free and the sequence
-  // calls' _v forms) take two or three arguments: fixed arities, so that no argument array is made per call.
+  // The hot calls (lltm_run, lltm_buffer_bytes, lltm_free, lltm_alloc) take two to four arguments:
+  // fixed arities, so that no argument array is made per call.
   const id = (v: unknown) => v;
-  const [c0 = id, c1 = id, c2 = id] = convert.map((c) => c ?? id);
+  const [c0 = id, c1 = id, c2 = id, c3 = id] = convert.map((c) => c ?? id);
   if (n === 2) return (a: unknown, b: unknown) => f(c0(a), c1(b));
   if (n === 3) return (a: unknown, b: unknown, c: unknown) => f(c0(a), c1(b), c2(c));
+  if (n === 4) return (a: unknown, b: unknown, c: unknown, d: unknown) => f(c0(a), c1(b), c2(c), c3(d));
   return (...args: unknown[]) => {
     for (let i = 0; i < n; i++) {
       const c = convert[i];

@@ -19,6 +19,10 @@ const forwardArgs = [T, T, T, T, T, T, T, T, T, T, T, T, "i32", "i32", "i32"] as
 const backwardArgs = [T, T, T, T, T, T, T, T, T, T, T, T, T, T, "i32", "i32", "i32"] as const;
 
 export const symbols = {
+  // int32_t lltm_run(int32_t op, const lltm_call* call)
+  lltm_run: { args: ["i32", "ptr"], returns: "i32" },
+  // int32_t lltm_buffer_bytes(int32_t op, const lltm_call* call, uint64_t* bytes)
+  lltm_buffer_bytes: { args: ["i32", "ptr", "buffer"], returns: "i32" },
   // uint32_t lltm_abi_version(void)
   lltm_abi_version: { args: [], returns: "u32" },
   // uint32_t lltm_backends(void)
@@ -83,21 +87,6 @@ export const symbols = {
   lltm_sequence_backward: {
     args: [T, T, T, "ptr", "u64", T, T, T, T, T, T, T, T, "u32", "i32", "i32", "i32"], returns: "i32",
   },
-  // int32_t lltm_forward_v(const lltm_tensor* tensors /* 12 */, const int32_t* codes /* dtype, device_kind, device_index */)
-  lltm_forward_v: { args: ["ptr", "ptr"], returns: "i32" },
-  // int32_t lltm_backward_ex_v(const lltm_tensor* tensors /* 14 */, const int32_t* codes /* flags, dtype, kind, index */)
-  lltm_backward_ex_v: { args: ["ptr", "ptr"], returns: "i32" },
-  // int32_t lltm_alloc_v(uint64_t bytes, const int32_t* device /* kind, index */, void** out)
-  lltm_alloc_v: { args: ["u64", "buffer", "buffer"], returns: "i32" },
-  // int32_t lltm_sequence_reserve_bytes_v(const int64_t* sizes /* T, B, F, S */, const int32_t* codes /* dtype, kind, index */,
-  //                                       uint64_t* bytes)
-  lltm_sequence_reserve_bytes_v: { args: ["ptr", "ptr", "ptr"], returns: "i32" },
-  // int32_t lltm_sequence_forward_v(const lltm_tensor* tensors /* 8 */, const uint64_t* reserve /* address, bytes */,
-  //                                 const int32_t* codes /* flags, dtype, kind, index */)
-  lltm_sequence_forward_v: { args: ["ptr", "ptr", "ptr"], returns: "i32" },
-  // int32_t lltm_sequence_backward_v(const lltm_tensor* tensors /* 11 */, const uint64_t* reserve /* address, bytes */,
-  //                                  const int32_t* codes /* flags, dtype, kind, index, gradients given */)
-  lltm_sequence_backward_v: { args: ["ptr", "ptr", "ptr"], returns: "i32" },
 } as const satisfies Record<string, SymbolSpec>;
 
 export type SymbolName = keyof typeof symbols;

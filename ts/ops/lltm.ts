@@ -1,13 +1,16 @@
 /**
- * The LLTM op on native kernels: lltmForward and lltmBackward take and return
- * exactly the tutorial's tensors. Here only what the library cannot see is
- * checked (live Tensors, one dtype and one device); the library checks every
- * shape and stride before any kernel runs, and its messages come back with
- * these functions' argument names.
+ * The LLTM op on native kernels (the FORWARD and BACKWARD ops of
+ * csrc/lltm_ops.def): lltmForward and lltmBackward take and return exactly
+ * the tutorial's tensors. Here only what the library cannot see is checked
+ * (live Tensors on one device); the library checks every shape, stride and
+ * dtype (float32, bfloat16 and float16 may be mixed, float64 only with
+ * float64) before any kernel runs, and its messages come back with these
+ * functions' argument names.
  */
 import { LLTMError } from "../errors.ts";
+import { ACCUMULATE_PARAM_GRADS } from "../native/constants.ts";
 import * as native from "../native/index.ts";
-import { disposedError, Tensor } from "../tensor.ts";
+import { disposedError, Tensor } from "../tensor/index.ts";
 import { Outputs } from "./outputs.ts";
 
 export interface LLTMForwardResult extends Disposable {
@@ -39,9 +42,9 @@ const BACKWARD_ARGS = [
 const ACCUMULATE_ARGS = [...BACKWARD_ARGS, "dWeights", "dBias"];
 
 /**
- * Checks that every tensor is live and shares the first one's dtype and
- * device; `names[i]` names `tensors[i]` in messages. (Two parallel arrays,
- * not pairs: this runs on every call.)
+ * Checks that every tensor is live and on the first one's device; `names[i]`
+ * names `tensors[i]` in messages. (Two parallel arrays, not pairs: this runs
+ * on every call.)
  */
 export function checkCommon(fn: string, names: readonly string[], tensors: readonly Tensor[]): void {
   for (let i = 0; i < tensors.length; i++) {
@@ -52,9 +55,6 @@ export function checkCommon(fn: string, names: readonly string[], tensors: reado
   const first = tensors[0]!;
   for (let i = 1; i < tensors.length; i++) {
     const t = tensors[i]!;
-    if (t.dtype !== first.dtype) {
-      throw new LLTMError("INVALID_DTYPE", `${fn}: '${names[i]}' has dtype ${t.dtype} but '${names[0]}' has ${first.dtype}`);
-    }
     if (t.device !== first.device) {
       throw new LLTMError(
         "INVALID_DEVICE",
@@ -68,10 +68,12 @@ export function disposeAll(tensors: readonly Tensor[]): void {
   for (let i = 0; i < tensors.length; i++) tensors[i]!.dispose();
 }
 
-/** Runs native call `call` of `args` into `out`, freeing `out` if it fails. */
-export function run<A>(call: (args: A, out: readonly Tensor[]) => void, args: A, out: readonly Tensor[]): void {
+/** Runs `o` on `ins` then `out` (its slots in order), with `flags`; frees `out` if it fails. */
+export function runInto(o: native.Op, fn: string, ins: readonly (Tensor | undefined)[], out: readonly Tensor[], flags = 0): void {
+  const all = ins.slice();
+  for (let i = 0; i < out.length; i++) all.push(out[i]);
   try {
-    call(args, out);
+    native.run(o, fn, all, flags);
   } catch (e) {
     disposeAll(out);
     throw e;
@@ -146,37 +148,22 @@ class StateGradients extends ResultGroup implements LLTMStateGradients {
   }
 }
 
-// Sized by the inputs without checking them: where a rank is wrong, a size of
-// 1 stands in, and the library refuses the call (naming the argument) before
-// anything is written.
-const forwardOutputs = new Outputs((B, F, S) => [[B, S], [B, S], [B, S], [B, S], [B, S], [B, S + F], [B, 3 * S]]);
-const backwardOutputs = new Outputs((B, F, S) => [[B, S], [B, F], [3 * S, S + F], [3 * S], [B, S]]);
-const stateGradientOutputs = new Outputs((B, F, S) => [[B, S], [B, F], [B, S]]);
+const FORWARD = native.op("FORWARD"), BACKWARD = native.op("BACKWARD");
+const forwardOutputs = new Outputs(
+  FORWARD, ["new_h", "new_cell", "input_gate", "output_gate", "candidate_cell", "X", "gate_weights"],
+  { new_h: "old_h", new_cell: "old_cell" },
+);
+const parameterGradients = { d_weights: "weights", d_bias: "weights", d_old_cell: "grad_cell" };
+const backwardOutputs = new Outputs(BACKWARD, ["d_old_h", "d_input", "d_weights", "d_bias", "d_old_cell"], parameterGradients);
+const stateGradientOutputs = new Outputs(BACKWARD, ["d_old_h", "d_input", "d_old_cell"], parameterGradients);
 
 /** One step of the cell: input [B,F], weights [3S,S+F], bias [3S], oldH and oldCell [B,S]. */
 export function lltmForward(input: Tensor, weights: Tensor, bias: Tensor, oldH: Tensor, oldCell: Tensor): LLTMForwardResult {
   const ins = [input, weights, bias, oldH, oldCell];
   checkCommon("lltmForward", FORWARD_ARGS, ins);
-  const out = forwardOutputs.allocate(input.dtype, input.device, input.shape[0]!, input.shape[1] ?? 1, oldH.shape[1] ?? 1);
-  run(forward, ins, out);
+  const out = forwardOutputs.allocate(ins, input.device);
+  runInto(FORWARD, "lltmForward", ins, out);
   return new ForwardResult(out);
-}
-
-/** F of a backward call, from X [B, S+F]. */
-function backwardFeatures(X: Tensor, S: number): number {
-  return Math.max(1, (X.shape[1] ?? 1) - S);
-}
-
-function forward(ins: readonly Tensor[], out: readonly Tensor[]): void {
-  native.forward("lltmForward", ins, out);
-}
-
-function backward(ins: readonly Tensor[], out: readonly Tensor[]): void {
-  native.backward("lltmBackward", ins, out, false);
-}
-
-function backwardAccumulate(args: readonly Tensor[], out: readonly Tensor[]): void {
-  native.backward("lltmBackwardAccumulate", args, [out[0]!, out[1]!, args[9]!, args[10]!, out[2]!], true);
 }
 
 /**
@@ -189,9 +176,8 @@ export function lltmBackward(
 ): LLTMBackwardResult {
   const ins = [gradH, gradCell, newCell, inputGate, outputGate, candidateCell, X, gateWeights, weights];
   checkCommon("lltmBackward", BACKWARD_ARGS, ins);
-  const S = gradH.shape[1] ?? 1;
-  const out = backwardOutputs.allocate(gradH.dtype, gradH.device, gradH.shape[0]!, backwardFeatures(X, S), S);
-  run(backward, ins, out);
+  const out = backwardOutputs.allocate(ins, gradH.device);
+  runInto(BACKWARD, "lltmBackward", ins, out);
   return new BackwardResult(out);
 }
 
@@ -215,8 +201,13 @@ export function lltmBackwardAccumulate(
   const fn = "lltmBackwardAccumulate";
   const args = [gradH, gradCell, newCell, inputGate, outputGate, candidateCell, X, gateWeights, weights, dWeights, dBias];
   checkCommon(fn, ACCUMULATE_ARGS, args);
-  const S = gradH.shape[1] ?? 1;
-  const out = stateGradientOutputs.allocate(gradH.dtype, gradH.device, gradH.shape[0]!, backwardFeatures(X, S), S);
-  run(backwardAccumulate, args, out);
+  const ins = args.slice(0, 9);
+  const out = stateGradientOutputs.allocate(ins, gradH.device);
+  try {
+    native.run(BACKWARD, fn, [...ins, out[0]!, out[1]!, dWeights, dBias, out[2]!], ACCUMULATE_PARAM_GRADS);
+  } catch (e) {
+    disposeAll(out);
+    throw e;
+  }
   return new StateGradients(out);
 }

@@ -1,17 +1,18 @@
 /**
- * The LLTM over a whole sequence in one native call each way
- * (lltm_sequence_forward / lltm_sequence_backward): inputs [T, B, F] from the
- * state (h0, c0) [B, S] to every step's h [T, B, S] and the last state, and
- * backpropagation through time. A training forward returns the reserve, the
- * state its backward reads (an opaque tensor on the same device); an
- * inference forward ({ training: false }) keeps none. As for the step, only
- * what the library cannot see is checked here (live Tensors, one dtype, one
- * device); the library checks shapes and strides before anything runs.
+ * The LLTM over a whole sequence in one native call each way (the
+ * SEQUENCE_FORWARD and SEQUENCE_BACKWARD ops of csrc/lltm_ops.def): inputs
+ * [T, B, F] from the state (h0, c0) [B, S] to every step's h [T, B, S] and
+ * the last state, and backpropagation through time. A training forward
+ * returns the reserve, the state its backward reads (an opaque tensor on the
+ * same device, of as many bytes as lltm_buffer_bytes says); an inference
+ * forward ({ training: false }) keeps none. As for the step, only what the
+ * library cannot see is checked here (live Tensors, one device); the library
+ * checks shapes, strides and dtypes before anything runs.
  */
-import { itemSize } from "../dtype.ts";
+import { ACCUMULATE_PARAM_GRADS, SEQUENCE_TRAINING } from "../native/constants.ts";
 import * as native from "../native/index.ts";
-import { Tensor } from "../tensor.ts";
-import { checkCommon, disposeAll, run } from "./lltm.ts";
+import { Tensor } from "../tensor/index.ts";
+import { checkCommon, disposeAll, runInto } from "./lltm.ts";
 import { Outputs } from "./outputs.ts";
 
 export interface LLTMSequenceForwardResult extends Disposable {
@@ -48,20 +49,11 @@ export interface SequenceForwardOptions {
 
 const FORWARD_ARGS = ["inputs", "weights", "bias", "h0", "c0"];
 
-const forwardOutputs = new Outputs((T, B, _F, S) => [[T, B, S], [B, S], [B, S]]);
-// The reserve is an allocation of its own, so that it can be freed after backward while the outputs live on.
-const reserveOutput = new Outputs((_T, _B, _F, _S, elements) => [[elements]]);
-const backwardOutputs = new Outputs((T, B, F, S) => [[T, B, F], [3 * S, S + F], [3 * S], [B, S], [B, S]]);
-const stateGradientOutputs = new Outputs((T, B, F, S) => [[T, B, F], [B, S], [B, S]]);
-
-/*
- * The outputs' sizes are read from the inputs without checking them: where
- * a rank is wrong, a size of 1 stands in, and the library refuses the call
- * (naming the argument) before anything is written.
- */
-function sizes(inputs: Tensor, h0: Tensor): { T: number; B: number; F: number; S: number } {
-  return { T: inputs.shape[0]!, B: inputs.shape[1] ?? 1, F: inputs.shape[2] ?? 1, S: h0.shape[1] ?? 1 };
-}
+const FORWARD = native.op("SEQUENCE_FORWARD"), BACKWARD = native.op("SEQUENCE_BACKWARD");
+const forwardOutputs = new Outputs(FORWARD, ["outputs", "last_h", "last_cell"], { last_h: "h0", last_cell: "c0" });
+const parameterGradients = { d_weights: "weights", d_bias: "weights", d_c0: "h0" };
+const backwardOutputs = new Outputs(BACKWARD, ["d_inputs", "d_weights", "d_bias", "d_h0", "d_c0"], parameterGradients);
+const stateGradientOutputs = new Outputs(BACKWARD, ["d_inputs", "d_h0", "d_c0"], parameterGradients);
 
 /** T steps of the cell: inputs [T, B, F], weights [3S, S+F], bias [3S], h0 and c0 [B, S]. */
 export function lltmSequenceForward(
@@ -70,13 +62,20 @@ export function lltmSequenceForward(
   const fn = "lltmSequenceForward";
   const ins = [inputs, weights, bias, h0, c0];
   checkCommon(fn, FORWARD_ARGS, ins);
+  const training = options.training ?? true;
   const { dtype, device } = inputs;
-  const { T, B, F, S } = sizes(inputs, h0);
-  const bytes = options.training ?? true ? native.sequenceReserveBytes(fn, T, B, F, S, dtype, device) : 0;
-  const reserve = bytes > 0 ? reserveOutput.allocate(dtype, device, T, B, F, S, bytes / itemSize(dtype))[0] : undefined;
-  const out = forwardOutputs.allocate(dtype, device, T, B, F, S);
+  const bytes = training ? native.bufferBytes(FORWARD, fn, ins, SEQUENCE_TRAINING) : 0;
+  // An allocation of its own, so that it can be freed after backward while the outputs live on.
+  const reserve = training ? Tensor.empty([Math.max(1, Math.ceil(bytes / inputs.itemSize))], { dtype, device }) : undefined;
+  let out: Tensor[];
+  try {
+    out = forwardOutputs.allocate(ins, device);
+  } catch (e) {
+    reserve?.dispose();
+    throw e;
+  }
   if (reserve) out.push(reserve);
-  run((a, o) => native.sequenceForward(fn, a, o, reserve, bytes), ins, out);
+  runInto(FORWARD, fn, ins, out, training ? SEQUENCE_TRAINING : 0);
   const dispose = () => disposeAll(out);
   return { outputs: out[0]!, lastH: out[1]!, lastCell: out[2]!, reserve, dispose, [Symbol.dispose]: dispose };
 }
@@ -84,7 +83,7 @@ export function lltmSequenceForward(
 const BACKWARD_ARGS = ["inputs", "weights", "h0", "reserve"];
 const GRADIENT_ARGS = ["gradOutputs", "gradLastH", "gradLastCell"];
 
-/** Checks the live tensors of a backward call (those given of the gradients too), their dtype and device. */
+/** Checks the live tensors of a backward call (those given of the gradients too) and their device. */
 function checkBackward(
   fn: string, grads: readonly (Tensor | undefined)[], ins: readonly Tensor[], extra: readonly Tensor[] = [],
   extraNames: readonly string[] = [],
@@ -111,11 +110,9 @@ export function lltmSequenceBackward(
   const fn = "lltmSequenceBackward";
   const grads = [gradOutputs, gradLastH, gradLastCell];
   checkBackward(fn, grads, [inputs, weights, h0, reserve]);
-  const { dtype, device } = inputs;
-  const { T, B, F, S } = sizes(inputs, h0);
-  const out = backwardOutputs.allocate(dtype, device, T, B, F, S);
-  const bytes = reserve.numel * itemSize(dtype);
-  run((a, o) => native.sequenceBackward(fn, grads, reserve, bytes, a, o, false), [inputs, weights, h0], out);
+  const tensors = [...grads, reserve, inputs, weights, h0];
+  const out = backwardOutputs.allocate(tensors, inputs.device);
+  runInto(BACKWARD, fn, tensors, out);
   const dispose = () => disposeAll(out);
   return {
     dInputs: out[0]!, dWeights: out[1]!, dBias: out[2]!, dH0: out[3]!, dC0: out[4]!, dispose, [Symbol.dispose]: dispose,
@@ -134,12 +131,10 @@ export function lltmSequenceBackwardAccumulate(
   const fn = "lltmSequenceBackwardAccumulate";
   const grads = [gradOutputs, gradLastH, gradLastCell];
   checkBackward(fn, grads, [inputs, weights, h0, reserve], [dWeights, dBias], ["dWeights", "dBias"]);
-  const { dtype, device } = inputs;
-  const { T, B, F, S } = sizes(inputs, h0);
-  const out = stateGradientOutputs.allocate(dtype, device, T, B, F, S);
-  const bytes = reserve.numel * itemSize(dtype);
+  const tensors = [...grads, reserve, inputs, weights, h0];
+  const out = stateGradientOutputs.allocate(tensors, inputs.device);
   try {
-    native.sequenceBackward(fn, grads, reserve, bytes, [inputs, weights, h0], [out[0]!, dWeights, dBias, out[1]!, out[2]!], true);
+    native.run(BACKWARD, fn, [...tensors, out[0]!, dWeights, dBias, out[1]!, out[2]!], ACCUMULATE_PARAM_GRADS);
   } catch (e) {
     disposeAll(out);
     throw e;

@@ -1,0 +1,117 @@
+/** The ways to make a tensor: empty, filled, from host arrays, from a seeded generator. */
+import { checkDType, type DType, isHalf, itemSize, valueArray } from "../dtype.ts";
+import { LLTMError } from "../errors.ts";
+import * as native from "../native/index.ts";
+import { Random } from "../random.ts";
+import { Storage } from "../storage.ts";
+import { byteCount, checkShape, contiguousStrides, numelOf } from "./shape.ts";
+import { deviceOf, type NestedArray, type RandomOptions, Tensor, type TensorOptions } from "./tensor.ts";
+
+export function empty(shape: readonly number[], options: TensorOptions): Tensor {
+  const dtype = checkDType(options.dtype ?? "float32");
+  const device = deviceOf(options.device);
+  const dims = checkShape(shape, "shape");
+  const storage = Storage.allocate(byteCount(dims, dtype), device);
+  return new Tensor(storage, dtype, dims, contiguousStrides(dims));
+}
+
+export function full(shape: readonly number[], value: number, options: TensorOptions): Tensor {
+  const t = empty(shape, options);
+  try {
+    t.fill(value);
+  } catch (e) {
+    t.dispose();
+    throw e;
+  }
+  return t;
+}
+
+/** The dtype whose storage a host array holds as it is, or undefined for one that holds raw half bits. */
+function arrayDType(data: Float32Array | Float64Array | Uint16Array): DType | undefined {
+  if (data instanceof Float32Array) return "float32";
+  if (data instanceof Float64Array) return "float64";
+  return undefined;
+}
+
+export function fromTypedArray(
+  data: Float32Array | Float64Array | Uint16Array, shape: readonly number[] | undefined, options: TensorOptions,
+): Tensor {
+  const fn = "fromTypedArray";
+  if (!(data instanceof Float32Array || data instanceof Float64Array || data instanceof Uint16Array)) {
+    throw new LLTMError("INVALID_ARGUMENT", `${fn}: data must be a Float32Array, a Float64Array or a Uint16Array (half bits)`);
+  }
+  const dtype = options.dtype === undefined ? arrayDType(data) : checkDType(options.dtype, `${fn}: dtype`);
+  const source = arrayDType(data);
+  if (dtype === undefined || (source === undefined && !isHalf(dtype))) {
+    throw new LLTMError(
+      "INVALID_DTYPE",
+      `${fn}: a Uint16Array holds the bits of a "bfloat16" or "float16" tensor; pass that dtype, got ${JSON.stringify(options.dtype)}`,
+    );
+  }
+  const dims = checkShape(shape ?? [data.length], `${fn}: shape`);
+  if (numelOf(dims) !== data.length) {
+    throw new LLTMError(
+      "INVALID_ARGUMENT",
+      `${fn}: shape [${dims.join(", ")}] holds ${numelOf(dims)} elements but data has ${data.length}`,
+    );
+  }
+  // The bytes go in as they are (of the array's dtype, or the half type's bits), then convert on the device.
+  const stored = source ?? dtype;
+  const t = empty(dims, { dtype: stored, device: options.device });
+  try {
+    native.write(fn, t, data);
+    if (stored === dtype) return t;
+    const converted = t.cast(dtype);
+    t.dispose();
+    return converted;
+  } catch (e) {
+    t.dispose();
+    throw e;
+  }
+}
+
+export function fromArray(data: NestedArray, options: TensorOptions): Tensor {
+  const shape: number[] = [];
+  for (let level: NestedArray = data; Array.isArray(level); level = level[0]!) {
+    if (level.length === 0) throw new LLTMError("INVALID_ARGUMENT", "fromArray: arrays must not be empty");
+    shape.push(level.length);
+  }
+  if (shape.length === 0) throw new LLTMError("INVALID_ARGUMENT", "fromArray: data must be an array");
+  const dtype = checkDType(options.dtype ?? "float32");
+  // The values in the type the dtype is computed in (float32 for the half types, as PyTorch converts).
+  const flat = valueArray(dtype, numelOf(checkShape(shape, "fromArray: shape")));
+  let n = 0;
+  const walk = (value: NestedArray, depth: number) => {
+    if (depth === shape.length) {
+      if (typeof value !== "number") throw new LLTMError("INVALID_ARGUMENT", "fromArray: ragged or non-numeric data");
+      flat[n++] = value;
+      return;
+    }
+    if (!Array.isArray(value) || value.length !== shape[depth]) {
+      throw new LLTMError("INVALID_ARGUMENT", `fromArray: ragged data at depth ${depth}; expected ${shape[depth]} items`);
+    }
+    for (const v of value) walk(v, depth + 1);
+  };
+  walk(data, 0);
+  return fromTypedArray(flat, shape, { dtype, device: options.device });
+}
+
+export function randn(shape: readonly number[], options: RandomOptions): Tensor {
+  const rng = new Random(options.seed ?? 0);
+  return generate(shape, options, () => rng.normal());
+}
+
+export function rand(shape: readonly number[], options: RandomOptions & { low?: number; high?: number }): Tensor {
+  const rng = new Random(options.seed ?? 0);
+  const low = options.low ?? 0, high = options.high ?? 1;
+  return generate(shape, options, () => low + (high - low) * rng.uniform());
+}
+
+/** Values from `next` in the dtype's compute type, rounded to the dtype on its device. */
+function generate(shape: readonly number[], options: TensorOptions, next: () => number): Tensor {
+  const dtype = checkDType(options.dtype ?? "float32");
+  const dims = checkShape(shape, "shape");
+  const values = valueArray(dtype, byteCount(dims, dtype) / itemSize(dtype));
+  for (let i = 0; i < values.length; i++) values[i] = next();
+  return fromTypedArray(values, dims, { dtype, device: options.device });
+}

@@ -1,0 +1,6 @@
+/** Tensors: the class, its factories, views, copies and conversions, and the layout of an op's outputs. */
+export { GroupLayout } from "./group.ts";
+export { contiguousStrides, sameShape } from "./shape.ts";
+export {
+  disposedError, type NestedArray, type RandomOptions, Tensor, type TensorOptions, type ToTypedArrayOptions,
+} from "./tensor.ts";
