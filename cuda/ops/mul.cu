@@ -1,5 +1,6 @@
 // mul on the device: out = a * b, one thread per element (out may be a or b).
 #include "dispatch.h"
+#include "lltm_args.h"
 #include "math/shape4.cuh"
 #include "op_slots.h"
 #include "ops/mul.cuh"

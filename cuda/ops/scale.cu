@@ -1,5 +1,6 @@
 // scale on the device: out = alpha * x, one thread per element (out may be x).
 #include "dispatch.h"
+#include "lltm_args.h"
 #include "math/shape4.cuh"
 #include "op_slots.h"
 #include "ops/scale.cuh"

@@ -2,6 +2,7 @@
 // and scales its elements by min(1, max_norm / (sqrt(total_sq) + 1e-6)), so
 // that clipping needs no host read; the first thread writes the norm when asked.
 #include "dispatch.h"
+#include "lltm_args.h"
 #include "math/shape4.cuh"
 #include "op_slots.h"
 #include "ops/scale_by_norm.cuh"
