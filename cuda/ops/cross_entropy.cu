@@ -1,6 +1,6 @@
 // cross_entropy on the device: the targets checked first (nothing written on
-// a bad one), then one thread per row computing log(sum exp(x - max)) + max
-// - x[target]; for the mean and the sum the rows' losses go through a
+// a bad one), then one thread per row computing log(sum exp(x - max)) -
+// (x[target] - max); for the mean and the sum the rows' losses go through a
 // scratch buffer that one block adds up in double, counting the rows not
 // ignored.
 #include <string>
@@ -27,7 +27,7 @@ __global__ void row_losses_kernel(const T* x, int64_t x0, int64_t x1, const int3
     if (target != ignore) {
       const T* row = x + n * x0;
       const RowExp<T> e = row_exp(row, x1, V);
-      loss = log(e.sum) + e.max - row[target * x1];
+      loss = log(e.sum) - (row[target * x1] - e.max);
     }
     if (losses != nullptr)
       losses[n * ls] = loss;
