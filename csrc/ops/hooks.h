@@ -21,6 +21,7 @@ struct Checking {
   OpCall& call;               // tensors (present slots), scalars, flags, sizes, compute
   Span spans[LLTM_MAX_SLOTS]; // of the present slots
   uint32_t overlap;           // the slots the overlap check covers (a hook adds its BYTES slots)
+  uint32_t converted = 0;     // the FLOAT slots whose dtype is not call.compute (staged through it)
 };
 
 struct OpHooks {
