@@ -6,6 +6,7 @@
 #include "math/dtype.cuh"
 #include "math/shape4.cuh"
 #include "math/strided.h"
+#include "ops/dtypes.h"
 #include "runtime/cuda_check.h"
 #include "runtime/launch.h"
 
@@ -67,7 +68,7 @@ void strided_copy(const lltm_tensor& dst, const lltm_tensor& src, int32_t dtype,
 void strided_convert(const lltm_tensor& dst, const lltm_tensor& src, cudaStream_t stream) {
   const int64_t n = numel(dst);
   if (dst.dtype == src.dtype) {
-    with_bits_type(dtype_bytes(int32_t(dst.dtype)), [&](auto bits) {
+    with_bits_type(dtype_info(dst.dtype)->bytes, [&](auto bits) {
       using B = typename decltype(bits)::type;
       launch("copy_kernel", copy_kernel<B>, dim3(grid_blocks(n)), dim3(kBlockThreads), 0, stream,
              static_cast<B*>(dst.data), shape4(dst), static_cast<const B*>(src.data), shape4(src), n);
