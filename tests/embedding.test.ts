@@ -21,7 +21,7 @@ function referenceGather(w: Float64Array, D: number, ids: readonly number[]): Fl
 function referenceScatter(g: Float64Array, D: number, ids: readonly number[], V: number): Float64Array {
   const dw = new Float64Array(V * D);
   ids.forEach((id, n) => {
-    for (let d = 0; d < D; d++) dw[id * D + d] += g[n * D + d]!;
+    for (let d = 0; d < D; d++) dw[id * D + d] = dw[id * D + d]! + g[n * D + d]!;
   });
   return dw;
 }
