@@ -7,12 +7,13 @@
 import * as native from "../native/index.ts";
 import { Tensor } from "../tensor/index.ts";
 import { checkCommon } from "./lltm.ts";
-import { broadcastTo, produce, resultDType } from "./produce.ts";
+import { broadcastTo, checkFloats, produce, resultDType } from "./produce.ts";
 
 const ADD = native.op("ADD");
 
 function addScaled(fn: string, a: Tensor, b: Tensor, alpha: number): Tensor {
   checkCommon(fn, ["a", "b"], [a, b]);
+  checkFloats(fn, ["a", "b"], [a, b]);
   using wide = broadcastTo(fn, b, "b", a, "a");
   const out = Tensor.empty(a.shape, { dtype: resultDType(a, b), device: a.device });
   return produce(ADD, fn, [out, a, wide], out, [alpha]);

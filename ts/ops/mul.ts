@@ -6,7 +6,7 @@
 import * as native from "../native/index.ts";
 import { Tensor } from "../tensor/index.ts";
 import { checkCommon } from "./lltm.ts";
-import { broadcastTo, produce, resultDType } from "./produce.ts";
+import { broadcastTo, checkFloats, produce, resultDType } from "./produce.ts";
 
 const MUL = native.op("MUL");
 
@@ -14,6 +14,7 @@ const MUL = native.op("MUL");
 export function mul(a: Tensor, b: Tensor): Tensor {
   const fn = "mul";
   checkCommon(fn, ["a", "b"], [a, b]);
+  checkFloats(fn, ["a", "b"], [a, b]);
   using wide = broadcastTo(fn, b, "b", a, "a");
   const out = Tensor.empty(a.shape, { dtype: resultDType(a, b), device: a.device });
   return produce(MUL, fn, [out, a, wide], out);
@@ -29,6 +30,7 @@ export interface MulGradients extends Disposable {
 export function mulBackward(gradOut: Tensor, a: Tensor, b: Tensor): MulGradients {
   const fn = "mulBackward";
   checkCommon(fn, ["gradOut", "a", "b"], [gradOut, a, b]);
+  checkFloats(fn, ["gradOut", "a", "b"], [gradOut, a, b]);
   const dA = Tensor.empty(a.shape, { dtype: a.dtype, device: a.device });
   produce(MUL, fn, [dA, gradOut, b], dA, undefined, 0, { a: "'gradOut'", b: "'b'", out: "'a'" });
   const dB = Tensor.empty(b.shape, { dtype: b.dtype, device: b.device });

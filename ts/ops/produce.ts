@@ -3,7 +3,7 @@
  * tensors allocated here (freed if the op refuses), the dtype of a result
  * of two inputs, and an input broadcast to another's shape.
  */
-import type { DType } from "../dtype.ts";
+import { type DType, isFloat } from "../dtype.ts";
 import { LLTMError } from "../errors.ts";
 import * as native from "../native/index.ts";
 import type { Tensor } from "../tensor/index.ts";
@@ -20,6 +20,19 @@ export function produce<T extends Tensor | readonly Tensor[]>(
     throw e;
   }
   return out;
+}
+
+/**
+ * Refuses an int32 tensor among ops whose result is allocated here with an
+ * input's dtype (before the library would blame that result, which the
+ * caller never passed).
+ */
+export function checkFloats(fn: string, names: readonly string[], tensors: readonly Tensor[]): void {
+  for (let i = 0; i < tensors.length; i++) {
+    if (!isFloat(tensors[i]!.dtype)) {
+      throw new LLTMError("INVALID_DTYPE", `${fn}: '${names[i]}' has dtype ${tensors[i]!.dtype}, which is not a float type`);
+    }
+  }
 }
 
 /** The dtype of a result of `a` and `b`: theirs when equal, else float32 (float32 and the half types computed together). */

@@ -2,7 +2,7 @@
 import * as native from "../native/index.ts";
 import { Tensor } from "../tensor/index.ts";
 import { checkCommon } from "./lltm.ts";
-import { produce } from "./produce.ts";
+import { checkFloats, produce } from "./produce.ts";
 
 const SCALE = native.op("SCALE");
 
@@ -10,6 +10,7 @@ const SCALE = native.op("SCALE");
 export function scale(x: Tensor, alpha: number): Tensor {
   const fn = "scale";
   checkCommon(fn, ["x"], [x]);
+  checkFloats(fn, ["x"], [x]);
   const out = Tensor.empty(x.shape, { dtype: x.dtype, device: x.device });
   return produce(SCALE, fn, [out, x], out, [alpha], 0, { alpha: "'alpha'" });
 }
