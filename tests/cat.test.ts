@@ -1,15 +1,16 @@
 /** cat of two tensors along a dimension (the CAT op of csrc/lltm_ops.def): float and int32, any layout, bad input by name. */
 import fc from "fast-check";
 
-import { cat, type DeviceLike, type DType, Tensor } from "../ts/index.ts";
+import { cat, type DeviceLike, type DType, type NestedArray, Tensor } from "../ts/index.ts";
 import { assertEquals, assertThrowsLLTM } from "./harness.ts";
 import { layout, makeInput } from "./helpers.ts";
 import { ints, testOnDevices, values } from "./op_helpers.ts";
 
 /** Nested arrays joined along dim d. */
-function referenceCat(a: unknown[], b: unknown[], d: number): unknown[] {
-  if (d === 0) return [...a, ...b];
-  return a.map((row, i) => referenceCat(row as unknown[], b[i] as unknown[], d - 1));
+function referenceCat(a: NestedArray, b: NestedArray, d: number): NestedArray {
+  const as = a as NestedArray[], bs = b as NestedArray[];
+  if (d === 0) return [...as, ...bs] as NestedArray;
+  return as.map((row, i) => referenceCat(row, bs[i]!, d - 1)) as NestedArray;
 }
 
 const dim = fc.integer({ min: 1, max: 9 });
@@ -22,7 +23,7 @@ function matchesReference(device: DeviceLike): void {
       using b = makeInput(alongRows ? [extra, c] : [r, extra], lb, seed + 1, dt, device);
       using j = cat(a, b, d);
       assertEquals(j.shape, alongRows ? [r + extra, c] : [r, c + extra]);
-      assertEquals(j.toArray(), referenceCat(a.toArray() as unknown[], b.toArray() as unknown[], d));
+      assertEquals(j.toArray(), referenceCat(a.toArray(), b.toArray(), d));
     }),
     { numRuns: 40 },
   );
@@ -38,7 +39,7 @@ testOnDevices("cat joins int32 tensors and 3-D tensors along the last dimension 
   using x = Tensor.randn([2, 3, 4], { dtype: "float64", seed: 1, device }), y = Tensor.randn([2, 3, 1], { dtype: "float64", seed: 2, device });
   using z = cat(x, y, 2);
   assertEquals(z.shape, [2, 3, 5]);
-  assertEquals(z.toArray(), referenceCat(x.toArray() as unknown[], y.toArray() as unknown[], 2));
+  assertEquals(z.toArray(), referenceCat(x.toArray(), y.toArray(), 2));
   assertEquals([...values(z)].length, 30);
 });
 
