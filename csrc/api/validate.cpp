@@ -74,6 +74,7 @@ void check_tensors(Checking& c, uint32_t slots, int64_t* last) {
     if (c.given.tensors[k].dtype != LLTM_UINT8) refuse_dtype(c, k, -1);
   }
   int first = -1;
+  const bool converts = ops::op_hooks(op.id).converts;
   for (uint32_t m = floats; m != 0; m &= m - 1) {
     const int k = __builtin_ctz(m);
     const int64_t dtype = c.given.tensors[k].dtype;
@@ -82,10 +83,10 @@ void check_tensors(Checking& c, uint32_t slots, int64_t* last) {
     if (first < 0) {
       first = k;
       c.call.compute = compute;
-    } else if (op.id != LLTM_OP_COPY && compute != c.call.compute) {  // COPY converts any pair
+    } else if (compute != c.call.compute && !converts) {
       refuse_dtype(c, k, first);
     }
-    if (dtype != compute) c.converted |= 1u << k;
+    if (dtype != c.call.compute && !converts) c.converted |= 1u << k;
     c.spans[k] = span_of(c.given.tensors[k], last[k], kDtypes[dtype].bytes);
   }
 }

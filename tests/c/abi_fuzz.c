@@ -616,7 +616,7 @@ static int mutate(Call* c, Mutation m, Expectation* e) {
       switch (below(3)) {
         case 0: a->d.dtype = PICK(kUnknown); break;
         case 1:
-          if (a->raw || floats < 2) return 0;
+          if (a->raw || floats < 2 || fn == F_COPY) return 0; /* copy converts between any float types */
           a->d.dtype = c->dtype == LLTM_FLOAT64 ? (below(2) ? LLTM_FLOAT32 : LLTM_BFLOAT16) : LLTM_FLOAT64;
           break;
         default: a->d.dtype = a->raw ? LLTM_FLOAT32 : LLTM_UINT8; break;
