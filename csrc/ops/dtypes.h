@@ -48,7 +48,7 @@ constexpr bool is_float_dtype(int64_t code) {
 }
 
 constexpr bool is_index_dtype(int64_t code) {
-  return dtype_info(code) != nullptr && dtype_info(code)->cls == DtypeClass::INDEX;
+  return code >= 0 && code < kDtypeCount && kDtypes[code].cls == DtypeClass::INDEX;
 }
 
 // The type a FLOAT dtype is computed in: itself from 4 bytes up, float32
