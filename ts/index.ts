@@ -15,7 +15,7 @@ export {
 } from "./checkpoint.ts";
 export { cuda } from "./cuda.ts";
 export { Device, type DeviceKind, type DeviceLike } from "./device.ts";
-export { type DType, dtypes } from "./dtype.ts";
+export { type DType, dtypes, type FloatDType, floatDTypes } from "./dtype.ts";
 export { LLTMError, type LLTMErrorCode, Status, type StatusName } from "./errors.ts";
 export { load, type LoadOptions, type LoadResult } from "./jit.ts";
 export { type LibraryInfo, loadLibrary, type NativeLibrary } from "./native/index.ts";
@@ -24,6 +24,18 @@ export {
   type LLTMStateGradients,
 } from "./ops/lltm.ts";
 export { linear, linearBackward, type LinearBackwardOptions, type LinearGradients } from "./ops/linear.ts";
+export { add, sub } from "./ops/add.ts";
+export { argmax } from "./ops/argmax.ts";
+export { cat } from "./ops/cat.ts";
+export { clipGradNorm_ } from "./ops/clip_grad_norm.ts";
+export { crossEntropy, crossEntropyBackward, type CrossEntropyOptions, type Reduction } from "./ops/cross_entropy.ts";
+export { embedding, embeddingBackward } from "./ops/embedding.ts";
+export { mseLoss, mseLossBackward } from "./ops/mse_loss.ts";
+export { mul, mulBackward, type MulGradients } from "./ops/mul.ts";
+export { Generator, multinomial } from "./ops/multinomial.ts";
+export { scale } from "./ops/scale.ts";
+export { softmax, softmaxBackward } from "./ops/softmax.ts";
+export { mean, sum, sumBackward } from "./ops/sum.ts";
 export {
   type LLTMSequenceBackwardResult, lltmSequenceBackward, lltmSequenceBackwardAccumulate, type LLTMSequenceForwardResult,
   lltmSequenceForward, type LLTMSequenceStateGradients, type SequenceForwardOptions,

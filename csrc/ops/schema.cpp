@@ -162,6 +162,8 @@ Table build() {
     if (slot.bytes()) op->bytes_slots |= bit;                                                       \
     if (slot.writes()) op->write_slots |= bit;                                                      \
     if ((slot.bits & SAME_VIEW) != 0) op->same_view_slots |= bit;                                   \
+    if (slot.index()) op->index_slots |= bit;                                                       \
+    if (slot.any_type()) op->any_type_slots |= bit;                                                 \
     if (!slot.bytes() && (slot.shape != ShapeKind::ANY || (slot.bits & CONTIGUOUS) != 0))           \
       op->shaped_slots |= bit;                                                                      \
     ++op->n_slots;                                                                                  \

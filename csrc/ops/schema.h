@@ -13,7 +13,7 @@ namespace lltm::ops {
 // Bits of a slot's declaration (lltm_ops.def: ROLE | MODIFIERS).
 namespace decl {
 constexpr uint32_t IN = 1u, OUT = 2u, INOUT = IN | OUT, ACC = 4u;
-constexpr uint32_t OPTIONAL = 8u, CONTIGUOUS = 16u, BYTES = 32u, SAME_VIEW = 64u;
+constexpr uint32_t OPTIONAL = 8u, CONTIGUOUS = 16u, BYTES = 32u, SAME_VIEW = 64u, INDEX = 128u, ANY_TYPE = 256u;
 constexpr uint32_t kRoles = IN | OUT | ACC;
 }  // namespace decl
 
@@ -48,6 +48,8 @@ struct SlotSchema {
   bool reads() const { return (bits & decl::IN) != 0; }
   bool optional() const { return (bits & decl::OPTIONAL) != 0; }
   bool bytes() const { return (bits & decl::BYTES) != 0; }
+  bool index() const { return (bits & decl::INDEX) != 0; }
+  bool any_type() const { return (bits & decl::ANY_TYPE) != 0; }
 };
 
 // letter = tensors[slot].sizes[dim] - minus; `solved` when minus is not 0.
@@ -82,6 +84,8 @@ struct OpSchema {
   uint32_t write_slots = 0;      // OUT, INOUT, ACC
   uint32_t shaped_slots = 0;     // with a rule to check: [..], =slot or CONTIGUOUS
   uint32_t same_view_slots = 0;  // SAME_VIEW
+  uint32_t index_slots = 0;      // INDEX
+  uint32_t any_type_slots = 0;   // ANY_TYPE
 };
 
 // The op with this code, or nullptr.
