@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "lltm.h"
 
@@ -47,22 +48,17 @@ struct AdamArgs {
 constexpr int64_t kMaxExtent = int64_t(1) << 48;
 constexpr uint64_t kMaxBytes = uint64_t(1) << 63;
 
-// Each validate checks every argument (null pointers, ranks, sizes, strides,
-// shapes against each other, scalars, and outputs overlapping other
-// arguments) and throws lltm::Error naming `fn`, the entry point called, and
-// the argument. The dtype must have passed check_dtype.
-void validate(const SgdArgs& a, const char* fn, int32_t dtype);
-void validate(const AdamArgs& a, const char* fn, int32_t dtype);
-// These return the sizes.
-Sizes validate(const ForwardArgs& a, const char* fn, int32_t dtype);
-Sizes validate(const BackwardArgs& a, const char* fn, int32_t dtype);
-
 // Checks one tensor on its own; messages name the function and the argument.
 // Returns the offset of its last element (below kMaxExtent).
 int64_t check_tensor(const lltm_tensor* t, const char* fn, const char* name, bool output);
 void check_same_sizes(const char* fn, const lltm_tensor* a, const char* a_name, const lltm_tensor* b,
                       const char* b_name);
+// The dtype argument of the typed entry points of versions 1 and 2.
 void check_dtype(int32_t dtype, const char* fn);
+// A scalar in [lo, hi] (hi_open: [lo, hi)), finite.
+void check_range(const char* fn, const char* name, double v, double lo, double hi, bool hi_open);
+// "[2, 3]"
+std::string shape_string(const lltm_tensor& t);
 // An allocation's size: 1 to kMaxBytes.
 void check_bytes(uint64_t bytes, const char* fn);
 int64_t element_size(int32_t dtype);
@@ -99,10 +95,5 @@ struct SequenceBackwardArgs {
 // Bytes of a training forward's reserve: T*B*5*S elements; throws
 // LLTM_ERR_INVALID_ARGUMENT when that overflows (`fn` names the caller).
 uint64_t sequence_reserve_bytes(const SequenceSizes& n, int32_t dtype, const char* fn);
-
-// As validate(ForwardArgs) for the sequence calls; a reserve is checked
-// (present, large enough) where the call needs one.
-SequenceSizes validate(const SequenceForwardArgs& a, uint64_t reserve_bytes, bool training, int32_t dtype);
-SequenceSizes validate(const SequenceBackwardArgs& a, uint64_t reserve_bytes, int32_t dtype);
 
 }  // namespace lltm

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <string>
 
+#include "../op_slots.h"
+#include "../ops/dtypes.h"
 #include "../status.h"
 #include "cpu_features.h"
 #include "kernels.h"
@@ -108,18 +110,16 @@ const char* kernels_name() {
   return choice.name;
 }
 
-void lltm_forward(const ForwardArgs& args, int32_t dtype) { active("lltm_forward").forward(args, dtype); }
-void lltm_backward(const BackwardArgs& args, int32_t dtype) { active("lltm_backward").backward(args, dtype); }
-void axpy(const lltm_tensor& y, double alpha, const lltm_tensor& x, int32_t dtype) {
-  active("lltm_axpy").axpy(y, alpha, x, dtype);
-}
-void sgd_step(const SgdArgs& args, int32_t dtype) { active("lltm_sgd_step").sgd_step(args, dtype); }
-void adam_step(const AdamArgs& args, int32_t dtype) { active("lltm_adam_step").adam_step(args, dtype); }
-void lltm_sequence_forward(const SequenceForwardArgs& args, int32_t dtype) {
-  active("lltm_sequence_forward").sequence_forward(args, dtype);
-}
-void lltm_sequence_backward(const SequenceBackwardArgs& args, int32_t dtype) {
-  active("lltm_sequence_backward").sequence_backward(args, dtype);
+void run(const OpCall& call, const char* fn) { active(fn).run[call.op](call); }
+
+void copy(const lltm_tensor& dst, const lltm_tensor& src, const char* fn) {
+  OpCall call;
+  call.op = LLTM_OP_COPY;
+  call.compute = compute_dtype(int32_t(dst.dtype));
+  call.flags = 0;
+  call.tensors[slots::COPY::dst] = &dst;
+  call.tensors[slots::COPY::src] = &src;
+  run(call, fn);
 }
 
 }  // namespace lltm::cpu

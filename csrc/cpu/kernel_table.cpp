@@ -1,9 +1,26 @@
-// This variant's entry in the table of CPU kernels (kernels.h).
+// This variant's entry in the table of CPU kernels (kernels.h): run_<ID> at index LLTM_OP_<ID>.
 #include "kernels.h"
 
 namespace lltm::cpu::LLTM_ISA_NAMESPACE {
 
-extern const Kernels kernels = {lltm_forward, lltm_backward, axpy, sgd_step, adam_step,
-                                 lltm_sequence_forward, lltm_sequence_backward};
+namespace {
+
+constexpr Kernels table() {
+  Kernels k{};
+#define LLTM_DTYPE(ID, code, name, bytes, cls)
+#define LLTM_OP(ID, code, entry, sizes, flags) k.run[code] = &run_##ID;
+#define LLTM_SLOT(name, role, shape)
+#define LLTM_SCALAR(name, kind, lo, hi)
+#include "../lltm_ops.def"
+#undef LLTM_DTYPE
+#undef LLTM_OP
+#undef LLTM_SLOT
+#undef LLTM_SCALAR
+  return k;
+}
+
+}  // namespace
+
+extern const Kernels kernels = table();
 
 }  // namespace lltm::cpu::LLTM_ISA_NAMESPACE

@@ -1,39 +1,44 @@
 // The CPU kernels of one instruction-set variant. The sources listed in
-// LLTM_CPU_ISA_SOURCES (CMakeLists.txt) are compiled once per variant with
-// that variant's flags and LLTM_ISA_NAMESPACE set to its name (avx512, avx2,
-// baseline or native), so each variant's functions, and the inline functions
-// and templates of gemm.h and vector_math.h they use, live in
-// lltm::cpu::<variant> and never mix. isa_dispatch.cpp picks one table when
-// the library loads. A kernel joins by a declaration here, an entry in
-// Kernels and in kernel_table.cpp, and a forwarding function in
-// isa_dispatch.cpp.
+// LLTM_CPU_ISA_SOURCES (CMakeLists.txt: csrc/cpu/ops/ and the kernels they
+// call) are compiled once per variant with that variant's flags and
+// LLTM_ISA_NAMESPACE set to its name (avx512, avx2, baseline or native), so
+// each variant's functions, and the inline functions and templates of gemm.h
+// and vector_math.h they use, live in lltm::cpu::<variant> and never mix.
+// isa_dispatch.cpp picks one table when the library loads. Each variant runs
+// every op of lltm_ops.def through run_<ID>, defined in csrc/cpu/ops/.
 #pragma once
 
 #include <cstdint>
 
 #include "../lltm_args.h"
+#include "../op_call.h"
 
 namespace lltm::cpu {
 
+// Indexed by op id; the calls arrive validated, their float tensors in call.compute.
 struct Kernels {
-  void (*forward)(const ForwardArgs& args, int32_t dtype);
-  void (*backward)(const BackwardArgs& args, int32_t dtype);
-  void (*axpy)(const lltm_tensor& y, double alpha, const lltm_tensor& x, int32_t dtype);
-  void (*sgd_step)(const SgdArgs& args, int32_t dtype);
-  void (*adam_step)(const AdamArgs& args, int32_t dtype);
-  void (*sequence_forward)(const SequenceForwardArgs& args, int32_t dtype);
-  void (*sequence_backward)(const SequenceBackwardArgs& args, int32_t dtype);
+  void (*run[LLTM_OP_END])(const OpCall& call);
 };
 
 #ifdef LLTM_ISA_NAMESPACE
 namespace LLTM_ISA_NAMESPACE {
 
+#define LLTM_DTYPE(ID, code, name, bytes, cls)
+#define LLTM_OP(ID, code, entry, sizes, flags) void run_##ID(const OpCall& call);
+#define LLTM_SLOT(name, role, shape)
+#define LLTM_SCALAR(name, kind, lo, hi)
+#include "../lltm_ops.def"
+#undef LLTM_DTYPE
+#undef LLTM_OP
+#undef LLTM_SLOT
+#undef LLTM_SCALAR
+
+// The kernels the ops' files adapt (lltm_cpu.cpp, sequence_cpu.cpp, elementwise_cpu.cpp).
 void lltm_forward(const ForwardArgs& args, int32_t dtype);
 void lltm_backward(const BackwardArgs& args, int32_t dtype);
 void axpy(const lltm_tensor& y, double alpha, const lltm_tensor& x, int32_t dtype);
 void sgd_step(const SgdArgs& args, int32_t dtype);
 void adam_step(const AdamArgs& args, int32_t dtype);
-// Whole sequences (sequence_cpu.cpp).
 void lltm_sequence_forward(const SequenceForwardArgs& args, int32_t dtype);
 void lltm_sequence_backward(const SequenceBackwardArgs& args, int32_t dtype);
 

@@ -1,30 +1,21 @@
-// The CPU backend: the LLTM kernels and host memory. Arguments are validated
-// by the caller (api.cpp); these throw lltm::Error on failure. The kernels
-// run the instruction-set variant chosen at load time (isa_dispatch.cpp).
+// The CPU backend: every op of the table and host memory. Calls arrive
+// validated (api/); these throw lltm::Error on failure. The kernels run the
+// instruction-set variant chosen at load time (isa_dispatch.cpp).
 #pragma once
 
 #include <cstdint>
 
-#include "../lltm_args.h"
+#include "../op_call.h"
 
 namespace lltm::cpu {
 
-void lltm_forward(const ForwardArgs& args, int32_t dtype);
-void lltm_backward(const BackwardArgs& args, int32_t dtype);
-// Whole sequences (sequence_cpu.cpp).
-void lltm_sequence_forward(const SequenceForwardArgs& args, int32_t dtype);
-void lltm_sequence_backward(const SequenceBackwardArgs& args, int32_t dtype);
+// Runs call.op; `fn` names the entry point in a refusal (no kernels this CPU can run).
+void run(const OpCall& call, const char* fn);
+// dst = src converted to dst's dtype (equal sizes, checked by the caller): the COPY op.
+void copy(const lltm_tensor& dst, const lltm_tensor& src, const char* fn);
 
 void* alloc(uint64_t bytes);
 void free(void* data);
-// dst and src have equal sizes (checked by the caller).
-void copy(const lltm_tensor& dst, const lltm_tensor& src, int32_t dtype);
-void fill(const lltm_tensor& dst, double value, int32_t dtype);
-
-// y += alpha * x (equal sizes, checked by the caller).
-void axpy(const lltm_tensor& y, double alpha, const lltm_tensor& x, int32_t dtype);
-void sgd_step(const SgdArgs& args, int32_t dtype);
-void adam_step(const AdamArgs& args, int32_t dtype);
 
 // The name of the kernels' variant in use: avx512, avx2, baseline or native.
 const char* kernels_name();

@@ -1,14 +1,12 @@
-// Host memory: aligned allocation and strided copy and fill.
+// Host memory: aligned allocation.
 #include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include <unistd.h>
 
-#include "../accessor.h"
-#include "../dispatch.h"
+#include "../lltm_args.h"
+#include "../status.h"
 #include "lltm_cpu.h"
-#include "strided_cpu.h"
 
 namespace lltm::cpu {
 
@@ -41,39 +39,5 @@ void* alloc(uint64_t bytes) {
 }
 
 void free(void* data) { std::free(data); }
-
-namespace {
-
-template <typename T>
-void copy_typed(const lltm_tensor& dst, const lltm_tensor& src) {
-  const int64_t ds = dst.strides[dst.ndim - 1], ss = src.strides[src.ndim - 1];
-  for_each_row(dst, [&](int64_t a, int64_t b, int64_t c, int64_t n) {
-    T* d = static_cast<T*>(dst.data) + row_offset(dst, a, b, c);
-    const T* s = static_cast<const T*>(src.data) + row_offset(src, a, b, c);
-    if (ds == 1 && ss == 1)
-      std::memcpy(d, s, size_t(n) * sizeof(T));
-    else
-      for (int64_t i = 0; i < n; ++i) d[i * ds] = s[i * ss];
-  });
-}
-
-template <typename T>
-void fill_typed(const lltm_tensor& dst, T value) {
-  const int64_t ds = dst.strides[dst.ndim - 1];
-  for_each_row(dst, [&](int64_t a, int64_t b, int64_t c, int64_t n) {
-    T* d = static_cast<T*>(dst.data) + row_offset(dst, a, b, c);
-    for (int64_t i = 0; i < n; ++i) d[i * ds] = value;
-  });
-}
-
-}  // namespace
-
-void copy(const lltm_tensor& dst, const lltm_tensor& src, int32_t dtype) {
-  LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_copy", [&] { copy_typed<scalar_t>(dst, src); });
-}
-
-void fill(const lltm_tensor& dst, double value, int32_t dtype) {
-  LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_fill", [&] { fill_typed<scalar_t>(dst, scalar_t(value)); });
-}
 
 }  // namespace lltm::cpu

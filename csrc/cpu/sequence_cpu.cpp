@@ -114,15 +114,18 @@ inline void row_pointers(const T** rows, const T* base, int64_t ld, int64_t b0, 
   for (int i = 0; i < kTileRows; ++i) rows[i] = base + (b0 + std::min<int64_t>(i, mr - 1)) * ld;
 }
 
+// Names the engine in a failure of its copies (cpu::copy).
+constexpr const char* kEngine = "the CPU sequence engine";
+
 // A [B,S] argument to or from the engine's own contiguous rows.
 template <typename T>
-void copy_rows(const lltm_tensor& dst, const T* src, int32_t dtype) {
-  copy(dst, contiguous_like(dst, const_cast<T*>(src)), dtype);
+void copy_rows(const lltm_tensor& dst, const T* src) {
+  copy(dst, contiguous_like(dst, const_cast<T*>(src)), kEngine);
 }
 
 template <typename T>
-void gather_rows(T* dst, const lltm_tensor& src, int32_t dtype) {
-  copy(contiguous_like(src, dst), src, dtype);
+void gather_rows(T* dst, const lltm_tensor& src) {
+  copy(contiguous_like(src, dst), src, kEngine);
 }
 
 // The sizes of one call's tiling: NR units per panel, Q panels.
@@ -137,7 +140,7 @@ struct Tiling {
 };
 
 template <typename T, int NV, bool Keep>
-void forward(const SequenceForwardArgs& a, int32_t dtype) {
+void forward(const SequenceForwardArgs& a) {
   const Tiling<T, NV> k(a.n);
   constexpr int MR = Tiling<T, NV>::MR, NR = Tiling<T, NV>::NR;
   const int64_t steps = k.T_, B = k.B, F = k.F, S = k.S, G = k.G;
@@ -159,7 +162,7 @@ void forward(const SequenceForwardArgs& a, int32_t dtype) {
   T* const state = engine_buffer<T>(kState, size_t(3 * B * S));
   T* const cell = state;                             // c, carried in place
   T* const h_ring[2] = {state + B * S, state + 2 * B * S};  // h_{t-1} and h_t when not kept in the reserve
-  gather_rows(cell, *a.c0, dtype);
+  gather_rows(cell, *a.c0);
 
   // Input sums of steps [t0, t1) into rows of `gx`; with `pack`, also W_h^T
   // into panels: gate g's panel q holds rows k of W[g*S + q*NR + j, k].
@@ -247,12 +250,12 @@ void forward(const SequenceForwardArgs& a, int32_t dtype) {
       }
     });
   }
-  copy_rows(*a.last_h, training ? h_all + (steps - 1) * B * S : h_ring[(steps - 1) & 1], dtype);
-  copy_rows(*a.last_cell, cell, dtype);
+  copy_rows(*a.last_h, training ? h_all + (steps - 1) * B * S : h_ring[(steps - 1) & 1]);
+  copy_rows(*a.last_cell, cell);
 }
 
 template <typename T, int NV>
-void backward(const SequenceBackwardArgs& a, int32_t dtype) {
+void backward(const SequenceBackwardArgs& a) {
   const Tiling<T, NV> k(a.n);
   constexpr int MR = Tiling<T, NV>::MR, NR = Tiling<T, NV>::NR;
   const int64_t steps = k.T_, B = k.B, F = k.F, S = k.S, G = k.G, rows_all = steps * B;
@@ -267,7 +270,7 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype) {
   T* const d_gates = engine_buffer<T>(kGates, size_t(rows_all * G));
   T* const dc = engine_buffer<T>(kState, size_t(B * S));
   if (a.grad_last_cell != nullptr)
-    gather_rows(dc, *a.grad_last_cell, dtype);
+    gather_rows(dc, *a.grad_last_cell);
   else
     std::fill(dc, dc + B * S, T(0));
 
@@ -337,7 +340,7 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype) {
   // products over all T*B rows, d_inputs = dG W_x and d_weights = dG^T X
   // with X = [h_{t-1}, x_t], split as d_weights is by rows, d_inputs by rows
   // and d_h0 by panels, so that no two parts write one output row.
-  copy_rows(*a.d_c0, dc, dtype);
+  copy_rows(*a.d_c0, dc);
   // X's input half as one [T*B, F] matrix: in place where the steps' rows
   // are evenly spaced, else gathered.
   const T* xin = x.data;
@@ -351,7 +354,7 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype) {
     flat.strides[0] = B * F;
     flat.strides[1] = F;
     flat.strides[2] = 1;
-    copy(flat, *a.inputs, dtype);
+    copy(flat, *a.inputs, kEngine);
     xin = staged;
     x_row = F;
   }
@@ -439,18 +442,18 @@ void lltm_sequence_forward(const SequenceForwardArgs& args, int32_t dtype) {
   LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_sequence_forward", [&] {
     const bool narrow = narrow_panels<scalar_t>(args.n), keep = args.reserve != nullptr;
     if (narrow)
-      keep ? forward<scalar_t, 1, true>(args, dtype) : forward<scalar_t, 1, false>(args, dtype);
+      keep ? forward<scalar_t, 1, true>(args) : forward<scalar_t, 1, false>(args);
     else
-      keep ? forward<scalar_t, 2, true>(args, dtype) : forward<scalar_t, 2, false>(args, dtype);
+      keep ? forward<scalar_t, 2, true>(args) : forward<scalar_t, 2, false>(args);
   });
 }
 
 void lltm_sequence_backward(const SequenceBackwardArgs& args, int32_t dtype) {
   LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_sequence_backward", [&] {
     if (narrow_panels<scalar_t>(args.n))
-      backward<scalar_t, 1>(args, dtype);
+      backward<scalar_t, 1>(args);
     else
-      backward<scalar_t, 2>(args, dtype);
+      backward<scalar_t, 2>(args);
   });
 }
 

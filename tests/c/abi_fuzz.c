@@ -8,9 +8,7 @@
  * some left valid. Each case checks the status csrc/lltm.h documents, that
  * the message starts with the name of the entry point called, and that no
  * byte of any argument's memory changed (on success: no byte outside the
- * outputs' elements). Half the calls of the entry points that have a _v form
- * (lltm_forward_v, lltm_backward_ex_v and the sequence calls') go through it,
- * which must answer as the plain form does. Built with -DLLTM_C_TESTS=ON; CI runs it under
+ * outputs' elements). Built with -DLLTM_C_TESTS=ON; CI runs it under
  * AddressSanitizer and UndefinedBehaviorSanitizer.
  *
  * usage: abi_fuzz [cases = 20000] [seed = 20261122]
@@ -273,64 +271,8 @@ static void build(Call* c, Fn fn) {
 
 static const lltm_tensor* arg(const Call* c, int i) { return i < c->n ? c->a[i].pass : NULL; }
 
-/* The call through its _v form (the arguments in memory, as node:ffi's
- * binding passes them), which must answer exactly as the plain form does.
- * Its tensors are one array, so a required tensor cannot be NULL there: such
- * cases (and the entry points without a _v form) go to the plain form. */
-static int32_t invoke_v(Call* c, int* used) {
-  lltm_tensor t[MAX_ARGS];
-  int32_t codes[5];
-  uint64_t reserve[2] = {0, 0};
-  uint32_t given = 0;
-  int n = 0;
-  *used = 0;
-  for (int i = 0; i < c->n; ++i) {
-    if (i == c->reserve) continue;
-    const Arg* a = &c->a[i];
-    if (a->pass == NULL && !a->optional) return 0;
-    if (a->pass != NULL) {
-      t[n] = *a->pass;
-      if (a->optional) given |= 1u << n;
-    }
-    ++n;
-  }
-  if (c->reserve >= 0) {
-    reserve[0] = (uint64_t)(uintptr_t)c->a[c->reserve].d.data;
-    reserve[1] = c->reserve_bytes;
-  }
-  *used = 1;
-  switch (c->fn) {
-    case F_FORWARD:
-      codes[0] = c->dtype, codes[1] = c->kind, codes[2] = c->index;
-      return lltm_forward_v(t, codes);
-    case F_BACKWARD_EX:
-      codes[0] = (int32_t)c->flags, codes[1] = c->dtype, codes[2] = c->kind, codes[3] = c->index;
-      return lltm_backward_ex_v(t, codes);
-    case F_SEQUENCE_FORWARD:
-      codes[0] = (int32_t)c->flags, codes[1] = c->dtype, codes[2] = c->kind, codes[3] = c->index;
-      return lltm_sequence_forward_v(t, reserve, codes);
-    case F_SEQUENCE_BACKWARD:
-      codes[0] = (int32_t)c->flags, codes[1] = c->dtype, codes[2] = c->kind, codes[3] = c->index;
-      codes[4] = (int32_t)given;
-      return lltm_sequence_backward_v(t, reserve, codes);
-    default:
-      *used = 0;
-      return 0;
-  }
-}
-
-static uint64_t v_cases; /* calls that went through a _v form */
-
 static int32_t invoke(Call* c) {
   const Call* k = c;
-  if (below(2)) {
-    int used;
-    const int32_t status = invoke_v(c, &used);
-    if (used) {
-      ++v_cases;
-      return status;
-    }
-  }
 #define A(i) arg(k, i)
   switch (c->fn) {
     case F_FORWARD:
@@ -843,11 +785,9 @@ static void fuzz_sequence_reserve_bytes(uint64_t* cases) {
   }
   uint64_t bytes = 77;
   const Expectation e = {expected, {NULL, NULL}};
-  const int32_t codes[3] = {dtype, kind, index};
   check_status(&c, m, &e,
-               below(2) ? lltm_sequence_reserve_bytes_v(sizes, codes, null_bytes ? NULL : &bytes)
-                        : lltm_sequence_reserve_bytes(sizes[0], sizes[1], sizes[2], sizes[3], dtype, kind, index,
-                                                      null_bytes ? NULL : &bytes));
+               lltm_sequence_reserve_bytes(sizes[0], sizes[1], sizes[2], sizes[3], dtype, kind, index,
+                                           null_bytes ? NULL : &bytes));
   const uint64_t want = expected == LLTM_OK ? (uint64_t)(sizes[0] * sizes[1] * 5 * sizes[3] * element_size(dtype)) : 0;
   if (!null_bytes && bytes != want) report(&c, m, "*bytes is not T*B*5*S elements (or 0 after a failure)");
   ++*cases;
@@ -920,8 +860,8 @@ int main(int argc, char** argv) {
     }
     per_fn[fn] += cases - before;
   }
-  printf("abi_fuzz: %llu cases (seed %llu, %llu of them through a _v form), %ld failures\n", (unsigned long long)cases,
-         (unsigned long long)seed, (unsigned long long)v_cases, failures);
+  printf("abi_fuzz: %llu cases (seed %llu), %ld failures\n", (unsigned long long)cases, (unsigned long long)seed,
+         failures);
   for (int f = 0; f < F_COUNT; ++f) printf("  %-28s %llu\n", kFnNames[f], (unsigned long long)per_fn[f]);
   for (int m = 0; m < M_COUNT; ++m) printf("  %-20s %llu\n", kMutationNames[m], (unsigned long long)per_mutation[m]);
   return failures == 0 ? 0 : 1;

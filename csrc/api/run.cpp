@@ -1,0 +1,81 @@
+#include "api/run.h"
+
+#include <memory>
+
+#include "api/device.h"
+#include "api/staging.h"
+#include "api/validate.h"
+#include "cpu/lltm_cpu.h"
+#include "lltm_args.h"
+#include "op_slots.h"
+#include "overlap.h"
+
+namespace lltm::api {
+
+namespace {
+
+// COPY moves between any two devices and converts between any two float
+// types; on one device a copy onto the very same view has nothing to do.
+void run_copy(const ops::Checking& c) {
+  namespace s = slots::COPY;
+  const lltm_call& g = c.given;
+  const lltm_tensor& dst = g.tensors[s::dst];
+  const lltm_tensor& src = g.tensors[s::src];
+  const DeviceBackend* dst_backend = device_for(g.device_kind, g.device_index, c.fn, "dst");
+  const DeviceBackend* src_backend = device_for(g.src_device_kind, g.src_device_index, c.fn, "src");
+  if (g.device_kind == g.src_device_kind && g.device_index == g.src_device_index && dst.dtype == src.dtype &&
+      same_view(dst, src))
+    return;
+  const DeviceBackend* backend = dst_backend != nullptr ? dst_backend : src_backend;
+  if (backend == nullptr) {
+    cpu::copy(dst, src, c.fn);
+    return;
+  }
+  // The device backend moves contiguous host memory only: strided host
+  // tensors are gathered or scattered here, through a contiguous buffer.
+  const bool host_dst = dst_backend == nullptr, host_src = src_backend == nullptr;
+  const lltm_tensor* host = host_dst ? &dst : host_src ? &src : nullptr;
+  if (host == nullptr || is_contiguous(*host)) {
+    check(backend, backend->copy(&dst, !host_dst, g.device_index, &src, !host_src, g.src_device_index));
+    return;
+  }
+  std::unique_ptr<void, void (*)(void*)> buffer(
+      cpu::alloc(uint64_t(numel(*host) * element_size(int32_t(host->dtype)))), cpu::free);
+  const lltm_tensor staged = contiguous_like(*host, buffer.get());
+  if (host_src) {
+    cpu::copy(staged, src, c.fn);
+    check(backend, backend->copy(&dst, 1, g.device_index, &staged, 0, g.src_device_index));
+  } else {
+    check(backend, backend->copy(&staged, 0, g.device_index, &src, 1, g.src_device_index));
+    cpu::copy(dst, staged, c.fn);
+  }
+}
+
+void run_on(ops::Checking& c, const DeviceBackend* backend) {
+  if (backend == nullptr)
+    cpu::run(c.call, c.fn);
+  else
+    check(backend, backend->run(&c.call, c.given.device_index));
+}
+
+}  // namespace
+
+void run_op(const char* fn, const ops::OpSchema& op, const lltm_call& given) {
+  OpCall call;
+  ops::Checking c{fn, given, op, call, {}, 0};
+  validate(c);
+  if (op.id == LLTM_OP_COPY) {
+    run_copy(c);
+    return;
+  }
+  const DeviceBackend* backend = device_for(given.device_kind, given.device_index, fn);
+  if (!needs_staging(c)) {
+    run_on(c, backend);
+    return;
+  }
+  Staging staging(c, backend, given.device_index);
+  run_on(c, backend);
+  staging.write_back();
+}
+
+}  // namespace lltm::api

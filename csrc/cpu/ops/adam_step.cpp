@@ -1,0 +1,9 @@
+// The adam_step op on the CPU: its kernel, given its argument struct (op_args.h).
+#include "../../op_args.h"
+#include "../kernels.h"
+
+namespace lltm::cpu::LLTM_ISA_NAMESPACE {
+
+void run_ADAM_STEP(const OpCall& call) { adam_step(adam_args(call), call.compute); }
+
+}  // namespace lltm::cpu::LLTM_ISA_NAMESPACE

@@ -1,0 +1,42 @@
+// An op's own checks beyond what its declaration in lltm_ops.def says (a
+// reserve's size, a slot required by a scalar's value), and the size of its
+// BYTES slot: registered from the op's file (csrc/ops/<op>.cpp) with
+// LLTM_OP_HOOKS, so that no shared file lists ops.
+#pragma once
+
+#include <cstdint>
+
+#include "lltm.h"
+#include "op_call.h"
+#include "ops/schema.h"
+#include "overlap.h"
+
+namespace lltm::ops {
+
+// A call being validated: the generic checks have passed up to the scalars.
+struct Checking {
+  const char* fn;             // the entry point called, which messages name
+  const lltm_call& given;     // the call as the caller wrote it
+  const OpSchema& op;
+  OpCall& call;               // tensors (present slots), scalars, flags, sizes, compute
+  Span spans[LLTM_MAX_SLOTS]; // of the present slots
+  uint32_t overlap;           // the slots the overlap check covers (a hook adds its BYTES slots)
+};
+
+struct OpHooks {
+  // Runs after the scalars' checks, before the overlap check.
+  void (*check)(Checking& c) = nullptr;
+  // The bytes the op's BYTES slot needs for call.sizes and call.compute.
+  uint64_t (*buffer_bytes)(const OpCall& call, const char* fn) = nullptr;
+};
+
+const OpHooks& op_hooks(int32_t op);
+
+struct RegisterHooks {
+  RegisterHooks(int32_t op, OpHooks hooks);
+};
+
+}  // namespace lltm::ops
+
+#define LLTM_OP_HOOKS(ID, ...) \
+  static const ::lltm::ops::RegisterHooks register_hooks_##ID(LLTM_OP_##ID, ::lltm::ops::OpHooks{__VA_ARGS__})
