@@ -19,7 +19,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { Adam, cuda, type DeviceLike, LLTM, Random, saveCheckpoint, Tensor } from "../ts/index.ts";
+import { Adam, cuda, type DeviceLike, LLTMLayer, Random, saveCheckpoint, Tensor } from "../ts/index.ts";
 import { fail, intArg, parseArgs } from "./args.ts";
 import { lossPlot } from "./loss_plot.ts";
 
@@ -76,7 +76,7 @@ function loss(hT: Float32Array | Float64Array, targets: Float64Array, grad?: Flo
   return sum / targets.length;
 }
 
-using model = new LLTM(F, S, { device, seed });
+using model = new LLTMLayer(F, S, { device, seed });
 using optimizer = new Adam(model.parameters(), { lr });
 const rng = new Random(seed + 1);
 const heldOut = makeBatch(new Random(seed + 2), 1024);

@@ -9,7 +9,10 @@ import { type LibraryInfo, libraryInfo, prepareBinding } from "./native/index.ts
 
 await prepareBinding();
 
-export { type GradientTarget, LLTMFunction } from "./autograd.ts";
+export {
+  type GradientTarget, isGradEnabled, linear, lltmCell, LLTMFunction, lltmSequence, noGrad, type SequenceOutputs,
+} from "./autograd/index.ts";
+export { stack } from "./autograd/functions/stack.ts";
 export {
   type Checkpoint, decodeCheckpoint, type LoadCheckpointOptions, loadCheckpoint, saveCheckpoint, type SkippedTensor,
 } from "./checkpoint.ts";
@@ -23,7 +26,7 @@ export {
   type LLTMBackwardResult, lltmBackward, lltmBackwardAccumulate, type LLTMForwardResult, lltmForward,
   type LLTMStateGradients,
 } from "./ops/lltm.ts";
-export { linear, linearBackward, type LinearBackwardOptions, type LinearGradients } from "./ops/linear.ts";
+export { linearBackward, type LinearBackwardOptions, type LinearGradients } from "./ops/linear.ts";
 export {
   type LLTMSequenceBackwardResult, lltmSequenceBackward, lltmSequenceBackwardAccumulate, type LLTMSequenceForwardResult,
   lltmSequenceForward, type LLTMSequenceStateGradients, type SequenceForwardOptions,
@@ -37,9 +40,16 @@ export {
   type SequenceGradcheckResult,
 } from "./gradcheck.ts";
 export {
-  LLTM, type LLTMOptions, type LLTMSequence, type LLTMStep, type Parameter, type SequenceOptions, type State,
+  LLTMLayer, type LLTMLayerOptions, type LLTMSequence, type LLTMStep, type Parameter, type SequenceOptions, type State,
 } from "./module.ts";
-export { Adam, type AdamOptions, Optimizer, type OptimizerState, SGD, type SGDOptions } from "./optim.ts";
+export {
+  Dropout, Linear, type LinearOptions, LLTM, LLTMCell, type LLTMOptions, type LLTMOutput, type LLTMState, type LoadStateDictOptions,
+  Module, ModuleList, type ParameterOptions, Sequential, type TensorModule,
+} from "./nn/index.ts";
+export {
+  Adam, type AdamOptions, AdamW, type AdamWOptions, CosineAnnealingLR, LambdaLR, LRScheduler, Optimizer, type OptimizerState,
+  type ParameterGroup, type ParameterLike, type Parameters, SGD, type SGDOptions, StepLR,
+} from "./optim/index.ts";
 export { nativeMemory, type NativeMemoryStats } from "./native_memory.ts";
 export { Random } from "./random.ts";
 export { type NestedArray, type RandomOptions, Tensor, type TensorOptions, type ToTypedArrayOptions } from "./tensor/index.ts";

@@ -1,0 +1,7 @@
+/** Layers as torch.nn has them: Module, Linear, Dropout, Sequential, ModuleList, LLTMCell and LLTM. */
+export { ModuleList, Sequential, type TensorModule } from "./containers.ts";
+export { Dropout } from "./dropout.ts";
+export type { ParameterOptions } from "./init.ts";
+export { Linear, type LinearOptions } from "./linear.ts";
+export { LLTM, LLTMCell, type LLTMOptions, type LLTMOutput, type LLTMState } from "./lltm.ts";
+export { type LoadStateDictOptions, Module } from "./module.ts";
