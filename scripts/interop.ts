@@ -48,7 +48,7 @@ using step = model.forward(input, [h, c]);
 saveCheckpoint(join(out, "interop_io.safetensors"), { input, old_h: h, old_cell: c, new_h: step.newH, new_cell: step.newCell });
 
 // Values over many binades, subnormals and the largest finite ones included.
-using wide = Tensor.fromArray([[1, -2.5, 1e-3, 3e4, 65504, 1e-6], [1e-40, -7.5e-8, 0.1, 1 / 3, -0, 123.456]], { dtype: "float64", device });
+using wide = Tensor.fromArray([[1, -2.5, 1e-3, 3e4, 65504, 1e-6], [1e-40, -7.5e-8, 0.1, 1 / 3, -0, 123.456]], { device });
 const half: Record<string, Tensor> = {};
 for (const dtype of halves) {
   half[dtype] = wide.cast(dtype);

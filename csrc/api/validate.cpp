@@ -60,7 +60,7 @@ void check_tensors(Checking& c, uint32_t slots, int64_t* last) {
     if (first < 0) {
       first = k;
       c.call.compute = compute_dtype(int32_t(dtype));
-    } else if (compute_dtype(int32_t(dtype)) != c.call.compute) {
+    } else if (op.id != LLTM_OP_COPY && compute_dtype(int32_t(dtype)) != c.call.compute) {  // COPY converts any pair
       fail(LLTM_ERR_INVALID_DTYPE, quoted(c.fn, slot.name) + " has dtype " + dtype_text(dtype) + " but '" +
                                        op.slots[first].name + "' has dtype " +
                                        dtype_text(c.given.tensors[first].dtype) +

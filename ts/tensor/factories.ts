@@ -1,5 +1,5 @@
 /** The ways to make a tensor: empty, filled, from host arrays, from a seeded generator. */
-import { checkDType, type DType, isHalf, itemSize, valueArray } from "../dtype.ts";
+import { checkDType, type DType, isHalf, itemSize, valueArray, valueDType } from "../dtype.ts";
 import { LLTMError } from "../errors.ts";
 import * as native from "../native/index.ts";
 import { Random } from "../random.ts";
@@ -55,11 +55,13 @@ export function fromTypedArray(
       `${fn}: shape [${dims.join(", ")}] holds ${numelOf(dims)} elements but data has ${data.length}`,
     );
   }
-  // The bytes go in as they are (of the array's dtype, or the half type's bits), then convert on the device.
-  const stored = source ?? dtype;
+  // Host values reach a type computed in float32 as float32 values (rounded here, as PyTorch converts
+  // a double); then the bytes go in as they are (or a half type's bits) and convert on the device.
+  const host = source === "float64" && valueDType(dtype) === "float32" ? Float32Array.from(data) : data;
+  const stored = host === data ? source ?? dtype : "float32";
   const t = empty(dims, { dtype: stored, device: options.device });
   try {
-    native.write(fn, t, data);
+    native.write(fn, t, host);
     if (stored === dtype) return t;
     const converted = t.cast(dtype);
     t.dispose();
