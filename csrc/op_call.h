@@ -13,7 +13,8 @@ struct OpCall {
   int32_t op;  // an lltm_op
   // The float type the kernels compute in: LLTM_FLOAT32 or LLTM_FLOAT64.
   // Every FLOAT tensor a backend receives has this dtype (the library stages
-  // others through it); BYTES slots have LLTM_UINT8.
+  // others through it); INDEX slots have LLTM_INT32, BYTES slots LLTM_UINT8.
+  // A call with no FLOAT tensor (a CAT of int32) has its INDEX type here.
   int32_t compute;
   uint32_t flags;
   const lltm_tensor* tensors[LLTM_MAX_SLOTS];  // nullptr for an absent optional slot

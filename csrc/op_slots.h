@@ -1,6 +1,8 @@
 // Names for the slots and scalars of every op, from lltm_ops.def:
 // slots::FORWARD::input is the index of forward's `input` in OpCall::tensors,
-// scalars::ADAM_STEP::beta1 that of Adam's beta1 in OpCall::scalars.
+// scalars::ADAM_STEP::beta1 that of Adam's beta1 in OpCall::scalars. The
+// enums have names (Slot, Scalar) because an op without slots or scalars
+// leaves an empty one, which nvcc warns about when it is anonymous.
 #pragma once
 
 #include "lltm.h"
@@ -9,9 +11,9 @@ namespace lltm {
 
 namespace slots {
 namespace none_ {
-enum {
+enum Slot {
 #define LLTM_DTYPE(ID, code, name, bytes, cls)
-#define LLTM_OP(ID, code, entry, sizes, flags) }; } namespace ID { enum {
+#define LLTM_OP(ID, code, entry, sizes, flags) }; } namespace ID { enum Slot {
 #define LLTM_SLOT(name, role, shape) name,
 #define LLTM_SCALAR(name, kind, lo, hi)
 #include "lltm_ops.def"
@@ -25,9 +27,9 @@ enum {
 
 namespace scalars {
 namespace none_ {
-enum {
+enum Scalar {
 #define LLTM_DTYPE(ID, code, name, bytes, cls)
-#define LLTM_OP(ID, code, entry, sizes, flags) }; } namespace ID { enum {
+#define LLTM_OP(ID, code, entry, sizes, flags) }; } namespace ID { enum Scalar {
 #define LLTM_SLOT(name, role, shape)
 #define LLTM_SCALAR(name, kind, lo, hi) name,
 #include "lltm_ops.def"

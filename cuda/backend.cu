@@ -1,22 +1,79 @@
 // liblltm_cuda's one export: the DeviceBackend table that liblltm loads.
+// run() is one switch on the op id, each op in its own file under ops/.
+#include <string>
+
 #include "backend.h"
-#include "device.h"
-#include "lltm_cuda.h"
-#include "memory_cuda.h"
-#include "optimizers_cuda.h"
-#include "sequence.h"
+#include "ops/adam_step.cuh"
+#include "ops/axpy.cuh"
+#include "ops/backward.cuh"
+#include "ops/copy.cuh"
+#include "ops/fill.cuh"
+#include "ops/forward.cuh"
+#include "ops/linear.cuh"
+#include "ops/linear_backward.cuh"
+#include "ops/sequence_backward.cuh"
+#include "ops/sequence_forward.cuh"
+#include "ops/sgd_step.cuh"
+#include "runtime/device.h"
+#include "runtime/memory_pool.h"
+#include "runtime/transfer.h"
+#include "status.h"
 
 namespace lltm::cuda {
 namespace {
 
-int32_t device_count_entry() { return device_count(); }
-
-int32_t forward_entry(const ForwardArgs* args, int32_t dtype, int32_t device) {
-  return guard([&] { lltm_forward(*args, dtype, device); });
+// The name an op's messages start with, from lltm_ops.def.
+std::string entry_name(int32_t op) {
+  switch (op) {
+#define LLTM_DTYPE(ID, code, name, bytes, cls)
+#define LLTM_SLOT(name, role, shape)
+#define LLTM_SCALAR(name, kind, lo, hi)
+#define LLTM_OP(ID, code, entry, sizes, flags) \
+  case LLTM_OP_##ID:                           \
+    return entry;
+#include "lltm_ops.def"
+#undef LLTM_DTYPE
+#undef LLTM_OP
+#undef LLTM_SLOT
+#undef LLTM_SCALAR
+  }
+  return "op " + std::to_string(op);
 }
 
-int32_t backward_entry(const BackwardArgs* args, int32_t dtype, int32_t device) {
-  return guard([&] { lltm_backward(*args, dtype, device); });
+void run(const OpCall& call, int device) {
+  switch (call.op) {
+    case LLTM_OP_FORWARD:
+      return op_forward(call, device);
+    case LLTM_OP_BACKWARD:
+      return op_backward(call, device);
+    case LLTM_OP_SEQUENCE_FORWARD:
+      return op_sequence_forward(call, device);
+    case LLTM_OP_SEQUENCE_BACKWARD:
+      return op_sequence_backward(call, device);
+    case LLTM_OP_FILL:
+      return op_fill(call, device);
+    case LLTM_OP_AXPY:
+      return op_axpy(call, device);
+    case LLTM_OP_SGD_STEP:
+      return op_sgd_step(call, device);
+    case LLTM_OP_ADAM_STEP:
+      return op_adam_step(call, device);
+    case LLTM_OP_LINEAR:
+      return op_linear(call, device);
+    case LLTM_OP_LINEAR_BACKWARD:
+      return op_linear_backward(call, device);
+    case LLTM_OP_COPY:
+      // Its source may live elsewhere, which an OpCall cannot say.
+      fail(LLTM_ERR_INTERNAL, "lltm_copy: a copy reaches the CUDA backend through its copy entry, not run");
+    default:
+      fail(LLTM_ERR_BACKEND_UNAVAILABLE, entry_name(call.op) + ": the CUDA backend has no kernel for this op");
+  }
+}
+
+int32_t device_count_entry() { return device_count(); }
+
+int32_t run_entry(const OpCall* call, int32_t device) {
+  return guard([&] { run(*call, device); });
 }
 
 int32_t alloc_entry(uint64_t bytes, int32_t device, void** out) {
@@ -28,12 +85,8 @@ int32_t free_entry(void* data, int32_t device) {
 }
 
 int32_t copy_entry(const lltm_tensor* dst, int32_t dst_on_device, int32_t dst_device, const lltm_tensor* src,
-                   int32_t src_on_device, int32_t src_device, int32_t dtype) {
-  return guard([&] { copy(*dst, dst_on_device != 0, dst_device, *src, src_on_device != 0, src_device, dtype); });
-}
-
-int32_t fill_entry(const lltm_tensor* dst, double value, int32_t dtype, int32_t device) {
-  return guard([&] { fill(*dst, value, dtype, device); });
+                   int32_t src_on_device, int32_t src_device) {
+  return guard([&] { copy(*dst, dst_on_device != 0, dst_device, *src, src_on_device != 0, src_device); });
 }
 
 int32_t read_entry(void* host_dst, const void* src, uint64_t bytes, int32_t device) {
@@ -48,30 +101,9 @@ int32_t synchronize_entry(int32_t device) {
   return guard([&] { synchronize(device); });
 }
 
-int32_t axpy_entry(const lltm_tensor* y, double alpha, const lltm_tensor* x, int32_t dtype, int32_t device) {
-  return guard([&] { axpy(*y, alpha, *x, dtype, device); });
-}
-
-int32_t sgd_entry(const SgdArgs* args, int32_t dtype, int32_t device) {
-  return guard([&] { sgd_step(*args, dtype, device); });
-}
-
-int32_t adam_entry(const AdamArgs* args, int32_t dtype, int32_t device) {
-  return guard([&] { adam_step(*args, dtype, device); });
-}
-
-int32_t sequence_forward_entry(const SequenceForwardArgs* args, int32_t dtype, int32_t device) {
-  return guard([&] { sequence_forward(*args, dtype, device); });
-}
-
-int32_t sequence_backward_entry(const SequenceBackwardArgs* args, int32_t dtype, int32_t device) {
-  return guard([&] { sequence_backward(*args, dtype, device); });
-}
-
-const DeviceBackend table = {LLTM_BACKEND_API_VERSION, device_count_entry, forward_entry, backward_entry, alloc_entry,
-                             free_entry,       copy_entry,         fill_entry,    read_entry,     write_entry,
-                             synchronize_entry, axpy_entry, sgd_entry, adam_entry, last_error, sequence_forward_entry,
-                             sequence_backward_entry};
+const DeviceBackend table = {LLTM_BACKEND_API_VERSION, device_count_entry, run_entry,         alloc_entry,
+                             free_entry,               copy_entry,         read_entry,        write_entry,
+                             synchronize_entry,        last_error};
 
 }  // namespace
 }  // namespace lltm::cuda

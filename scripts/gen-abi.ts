@@ -134,7 +134,7 @@ interface DTypeEntry {
   code: number;
   name: string;
   bytes: number;
-  class: "FLOAT" | "BYTES";
+  class: "FLOAT" | "INDEX" | "BYTES";
 }
 
 interface SlotEntry {
@@ -144,6 +144,8 @@ interface SlotEntry {
   contiguous: boolean;
   bytes: boolean;
   sameView: boolean;
+  index: boolean;
+  anyType: boolean;
   shape: Shape;
   text: string;
 }
@@ -166,7 +168,8 @@ interface OpEntry {
 }
 
 const ROLES = ["IN", "OUT", "INOUT", "ACC"] as const;
-const MODIFIERS = ["OPTIONAL", "CONTIGUOUS", "BYTES", "SAME_VIEW"] as const;
+const MODIFIERS = ["OPTIONAL", "CONTIGUOUS", "BYTES", "SAME_VIEW", "INDEX", "ANY_TYPE"] as const;
+const CLASSES = ["FLOAT", "INDEX", "BYTES"] as const;
 const KINDS = ["ANY", "CLOSED", "HALF_OPEN", "INTEGER"] as const;
 
 function parseShape(file: string, line: number, text: string, sizeNames: ReadonlySet<string>): Shape {
@@ -209,10 +212,11 @@ function parseTable(def: string, defines: Record<string, number>): { dtypes: DTy
     const args = macroArguments(m[2]!);
     const op = ops[ops.length - 1];
     if (m[1] === "LLTM_DTYPE") {
-      if (args.length !== 5 || (args[4] !== "FLOAT" && args[4] !== "BYTES")) fail(TABLE, line, "LLTM_DTYPE(ID, code, \"name\", bytes, FLOAT|BYTES)");
+      const cls = args[4] as DTypeEntry["class"];
+      if (args.length !== 5 || !CLASSES.includes(cls)) fail(TABLE, line, "LLTM_DTYPE(ID, code, \"name\", bytes, FLOAT|INDEX|BYTES)");
       dtypes.push({
         id: args[0]!, code: integer(TABLE, line, args[1]!), name: unquote(TABLE, line, args[2]!),
-        bytes: integer(TABLE, line, args[3]!), class: args[4],
+        bytes: integer(TABLE, line, args[3]!), class: cls,
       });
     } else if (m[1] === "LLTM_OP") {
       if (args.length !== 5) fail(TABLE, line, "LLTM_OP(ID, code, \"entry\", \"sizes\", flags)");
@@ -239,7 +243,8 @@ function parseTable(def: string, defines: Record<string, number>): { dtypes: DTy
       if ("same" in shape && !op.slots.some((s) => s.name === shape.same)) fail(TABLE, line, `"=${shape.same}" names no earlier slot`);
       op.slots.push({
         name: args[0]!, role, optional: parts.includes("OPTIONAL"), contiguous: parts.includes("CONTIGUOUS"),
-        bytes: parts.includes("BYTES"), sameView: parts.includes("SAME_VIEW"), shape, text,
+        bytes: parts.includes("BYTES"), sameView: parts.includes("SAME_VIEW"), index: parts.includes("INDEX"),
+        anyType: parts.includes("ANY_TYPE"), shape, text,
       });
     } else {
       if (!op) fail(TABLE, line, "a scalar before any op");
@@ -292,6 +297,8 @@ export function generateAbi(dir = root): string {
       contiguous: slot.contiguous,
       bytes: slot.bytes,
       sameView: slot.sameView,
+      index: slot.index,
+      anyType: slot.anyType,
       shape: slot.text,
       dims: "dims" in slot.shape ? slot.shape.dims.map((d) => d.map((t) => [t.coefficient, t.size ?? ""])) : null,
       same: "same" in slot.shape ? slot.shape.same : null,

@@ -66,7 +66,7 @@ function makeBatch(rng: Random, batch: number): Batch {
 }
 
 /** Mean squared error of the predictions (first unit of h_T) and, when `grad` is given, its gradient with respect to h_T. */
-function loss(hT: Float32Array | Float64Array, targets: Float64Array, grad?: Float32Array): number {
+function loss(hT: ArrayLike<number>, targets: Float64Array, grad?: Float32Array): number {
   let sum = 0;
   for (let b = 0; b < targets.length; b++) {
     const d = hT[b * S]! - targets[b]!;

@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 
-import { Adam, type DType, dtypes, LLTMLayer, loadCheckpoint, saveCheckpoint, Tensor } from "../ts/index.ts";
+import { Adam, dtypes, type FloatDType, floatDTypes as floats, LLTMLayer, loadCheckpoint, saveCheckpoint, Tensor } from "../ts/index.ts";
 import { assert, assertEquals, assertThrowsLLTM, test } from "./harness.ts";
 import { bfloat16, decode, encode, float16 } from "./half_reference.ts";
 import { tempDir } from "./temp_dir.ts";
@@ -15,7 +15,7 @@ import { tempDir } from "./temp_dir.ts";
 const formats = { bfloat16, float16 } as const;
 
 /** `v` as `dtype` holds it: float64 as it is, float32 rounded, a half type rounded from float32. */
-function rounded(v: number, dtype: DType): number {
+function rounded(v: number, dtype: FloatDType): number {
   if (dtype === "float64") return v;
   const f = Math.fround(v);
   return dtype === "float32" ? f : decode(formats[dtype], encode(formats[dtype], f));
@@ -23,14 +23,14 @@ function rounded(v: number, dtype: DType): number {
 
 const dir = tempDir("lltm-dtypes-");
 
-test("dtypes lists the four, and a bad dtype is refused naming them", () => {
-  assertEquals([...dtypes].sort(), ["bfloat16", "float16", "float32", "float64"]);
-  assertThrowsLLTM(() => Tensor.zeros([2], { dtype: "int8" as DType }), "INVALID_DTYPE", /"float32", "float64", "bfloat16", "float16", got "int8"/);
+test("dtypes lists the five, and a bad dtype is refused naming them", () => {
+  assertEquals([...dtypes].sort(), ["bfloat16", "float16", "float32", "float64", "int32"]);
+  assertThrowsLLTM(() => Tensor.zeros([2], { dtype: "int8" as FloatDType }), "INVALID_DTYPE", /"float32", "float64", "bfloat16", "float16", "int32", got "int8"/);
 });
 
 test("every factory makes every dtype, with values rounded as the dtype holds them", () => {
   const values = [1 / 3, -2.5, 1e5, 7e-6, 65519, 300.7];
-  for (const dtype of dtypes) {
+  for (const dtype of floats) {
     const expected = values.map((v) => rounded(v, dtype));
     using a = Tensor.fromArray([values.slice(0, 3), values.slice(3)], { dtype });
     assertEquals(a.dtype, dtype);
@@ -52,9 +52,9 @@ test("every factory makes every dtype, with values rounded as the dtype holds th
 test("to(dtype) and cast convert between every pair, and to the same dtype give the tensor itself", () => {
   using src = Tensor.fromArray([[0.1, -1234.5678, 3e-5], [70000, -0, 2 ** -20]], { dtype: "float64" });
   const original = [...src.toTypedArray()];
-  for (const from of dtypes) {
+  for (const from of floats) {
     using a = src.cast(from);
-    for (const to of dtypes) {
+    for (const to of floats) {
       using b = a.to(to);
       assertEquals(b.dtype, to);
       const expected = original.map((v) => rounded(rounded(v, from), to));

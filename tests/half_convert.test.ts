@@ -10,6 +10,7 @@
 import fc from "fast-check";
 
 import { type DType, Tensor } from "../ts/index.ts";
+import type { StorageArray } from "../ts/dtype.ts";
 import { assert, assertEquals, test } from "./harness.ts";
 import { bfloat16, decode, encode, float16, type HalfFormat } from "./half_reference.ts";
 
@@ -20,7 +21,7 @@ const halves: Half[] = ["bfloat16", "float16"];
 const allPatterns = Uint16Array.from({ length: 65536 }, (_, i) => i);
 
 /** `values` stored as `from`, cast to `to` on the CPU: the result's raw storage. */
-function convert(values: Float32Array | Float64Array | Uint16Array, from: DType, to: DType): Float32Array | Float64Array | Uint16Array {
+function convert(values: Float32Array | Float64Array | Uint16Array, from: DType, to: DType): StorageArray {
   using src = Tensor.fromTypedArray(values, [values.length], { dtype: from });
   using dst = src.cast(to);
   assertEquals(dst.dtype, to);

@@ -15,9 +15,9 @@ import { type DeviceLike, type DType, Tensor } from "../ts/index.ts";
  * backward's saved gates are rounded once already).
  */
 /** The unit roundoff of each dtype: half the distance from 1 to the next value. */
-export const unitRoundoff: Record<DType, number> = { float64: 2 ** -53, float32: 2 ** -24, bfloat16: 2 ** -8, float16: 2 ** -11 };
+export const unitRoundoff: Record<DType, number> = { float64: 2 ** -53, float32: 2 ** -24, bfloat16: 2 ** -8, float16: 2 ** -11, int32: 0 };
 
-export const tolerance: Record<DType, number> = { float64: 1e-12, float32: 1e-5, bfloat16: 1e-2, float16: 2e-3 };
+export const tolerance: Record<DType, number> = { float64: 1e-12, float32: 1e-5, bfloat16: 1e-2, float16: 2e-3, int32: 0 };
 
 /** The Euclidean norm of the values. */
 export function norm(a: ArrayLike<number>): number {

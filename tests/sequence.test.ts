@@ -41,7 +41,7 @@ interface Magnitude {
  * matching within that floor. Returns a message saying why not, or undefined.
  */
 function mismatch(
-  actual: Float32Array | Float64Array, expected: ArrayLike<number>, tol: number, magnitude?: Magnitude,
+  actual: ArrayLike<number>, expected: ArrayLike<number>, tol: number, magnitude?: Magnitude,
   approximations = 1,
 ): string | undefined {
   const err = relativeError(actual, expected);

@@ -20,7 +20,7 @@ import { MAX_DIMS } from "./native/constants.ts";
 import { Tensor } from "./tensor/index.ts";
 
 /** The safetensors dtype of each lltm dtype (a Record over DType: a new dtype without one does not compile). */
-const floatCodes: Record<DType, string> = { float32: "F32", float64: "F64", bfloat16: "BF16", float16: "F16" };
+const floatCodes: Record<DType, string> = { float32: "F32", float64: "F64", bfloat16: "BF16", float16: "F16", int32: "I32" };
 const floatTypes = table<DType>(Object.fromEntries(Object.entries(floatCodes).map(([dtype, code]) => [code, dtype as DType])));
 const floatNames = Object.values(floatCodes).join(", ");
 
@@ -46,7 +46,7 @@ export interface LoadCheckpointOptions {
   /** Where the tensors are made (default: the CPU). */
   device?: DeviceLike;
   /**
-   * What to do with a tensor of another dtype than F32, F64, BF16 and F16 (an I64 step counter saved by PyTorch, say):
+   * What to do with a tensor of another dtype than F32, F64, BF16, F16 and I32 (an I64 step counter saved by PyTorch, say):
    * "error" (the default) refuses the file naming it, "skip" loads the rest and lists it in `skipped`.
    */
   nonFloat?: "error" | "skip";

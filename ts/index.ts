@@ -18,7 +18,7 @@ export {
 } from "./checkpoint.ts";
 export { cuda } from "./cuda.ts";
 export { Device, type DeviceKind, type DeviceLike } from "./device.ts";
-export { type DType, dtypes } from "./dtype.ts";
+export { type DType, dtypes, type FloatDType, floatDTypes } from "./dtype.ts";
 export { LLTMError, type LLTMErrorCode, Status, type StatusName } from "./errors.ts";
 export { load, type LoadOptions, type LoadResult } from "./jit.ts";
 export { type LibraryInfo, loadLibrary, type NativeLibrary } from "./native/index.ts";

@@ -13,7 +13,7 @@ namespace lltm::api {
 bool needs_staging(const ops::Checking& c) {
   for (int k = 0; k < c.op.n_slots; ++k) {
     const lltm_tensor* t = c.call.tensors[k];
-    if (t != nullptr && !c.op.slots[k].bytes() && t->dtype != c.call.compute) return true;
+    if (t != nullptr && is_float_dtype(t->dtype) && t->dtype != c.call.compute) return true;
   }
   return false;
 }
@@ -48,7 +48,7 @@ void Staging::stage() {
   for (int k = 0; k < c.op.n_slots; ++k) {
     const lltm_tensor* t = c.call.tensors[k];
     const ops::SlotSchema& slot = c.op.slots[k];
-    if (t == nullptr || slot.bytes() || t->dtype == c.call.compute) continue;
+    if (t == nullptr || !is_float_dtype(t->dtype) || t->dtype == c.call.compute) continue;
     // Counted as the caller's view: a broadcast input stays small only if copied as is, so its
     // temporary has the view's full sizes (check_tensor bounds them).
     tensors_[k] = contiguous_like(*t, nullptr);

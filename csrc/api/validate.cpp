@@ -36,14 +36,17 @@ void check_given(const Checking& c) {
     fail(LLTM_ERR_INVALID_ARGUMENT, std::string(c.fn) + ": unknown bits in flags " + std::to_string(c.given.flags));
 }
 
-// Each present tensor on its own, then its dtype; the compute type is that of the first FLOAT slot.
+// Each present tensor on its own, then its dtype against its slot's class
+// (lltm_ops.def: FLOAT unless the slot says INDEX, ANY_TYPE or BYTES); the
+// compute type is that of the first FLOAT tensor, or the INDEX type of a call
+// that has none.
 void check_tensors(Checking& c, uint32_t slots, int64_t* last) {
   const OpSchema& op = c.op;
   for (int k = 0; k < op.n_slots; ++k) {
     if ((slots >> k & 1u) == 0 || op.slots[k].bytes()) continue;
     last[k] = check_tensor(&c.given.tensors[k], c.fn, op.slots[k].name, op.slots[k].writes());
   }
-  int first = -1;
+  int first = -1, first_any = -1;
   for (int k = 0; k < op.n_slots; ++k) {
     if ((slots >> k & 1u) == 0) continue;
     const SlotSchema& slot = op.slots[k];
@@ -54,9 +57,29 @@ void check_tensors(Checking& c, uint32_t slots, int64_t* last) {
                                          kDtypes[LLTM_UINT8].name);
       continue;
     }
-    if (!is_float_dtype(dtype))
+    if (slot.index()) {
+      if (!is_index_dtype(dtype))
+        fail(LLTM_ERR_INVALID_DTYPE, quoted(c.fn, slot.name) + " has dtype " + dtype_text(dtype) + "; expected " +
+                                         kDtypes[LLTM_INT32].name + " (indices)");
+    } else if (slot.any_type()) {
+      if (!is_float_dtype(dtype) && !is_index_dtype(dtype))
+        fail(LLTM_ERR_INVALID_DTYPE, quoted(c.fn, slot.name) + " has dtype " + dtype_text(dtype) +
+                                         ", which is neither a float type nor " + kDtypes[LLTM_INT32].name);
+      if (first_any < 0) {
+        first_any = k;
+      } else if (is_index_dtype(dtype) != is_index_dtype(c.given.tensors[first_any].dtype) ||
+                 (is_index_dtype(dtype) && dtype != c.given.tensors[first_any].dtype)) {
+        fail(LLTM_ERR_INVALID_DTYPE, quoted(c.fn, slot.name) + " has dtype " + dtype_text(dtype) + " but '" +
+                                         op.slots[first_any].name + "' has dtype " +
+                                         dtype_text(c.given.tensors[first_any].dtype) +
+                                         "; float and integer tensors do not mix");
+      }
+    } else if (!is_float_dtype(dtype)) {
       fail(LLTM_ERR_INVALID_DTYPE, quoted(c.fn, slot.name) + " has dtype " + dtype_text(dtype) +
                                        ", which is not a float type");
+    }
+    c.spans[k] = span_of(c.given.tensors[k], last[k], kDtypes[dtype].bytes);
+    if (!is_float_dtype(dtype)) continue;
     if (first < 0) {
       first = k;
       c.call.compute = compute_dtype(int32_t(dtype));
@@ -66,8 +89,8 @@ void check_tensors(Checking& c, uint32_t slots, int64_t* last) {
                                        dtype_text(c.given.tensors[first].dtype) +
                                        "; float64 mixes with no other type");
     }
-    c.spans[k] = span_of(c.given.tensors[k], last[k], kDtypes[dtype].bytes);
   }
+  if (first < 0 && first_any >= 0) c.call.compute = int32_t(c.given.tensors[first_any].dtype);
 }
 
 void check_ranks_and_bind(Checking& c) {

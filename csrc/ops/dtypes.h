@@ -8,7 +8,7 @@
 
 namespace lltm {
 
-enum class DtypeClass { FLOAT, BYTES };
+enum class DtypeClass { FLOAT, INDEX, BYTES };
 
 struct DtypeInfo {
   int32_t code;
@@ -45,6 +45,10 @@ constexpr const DtypeInfo* dtype_info(int64_t code) {
 
 constexpr bool is_float_dtype(int64_t code) {
   return dtype_info(code) != nullptr && dtype_info(code)->cls == DtypeClass::FLOAT;
+}
+
+constexpr bool is_index_dtype(int64_t code) {
+  return dtype_info(code) != nullptr && dtype_info(code)->cls == DtypeClass::INDEX;
 }
 
 // The type a FLOAT dtype is computed in: itself from 4 bytes up, float32
@@ -85,6 +89,10 @@ struct StorageOf<LLTM_FLOAT16> {
 template <>
 struct StorageOf<LLTM_UINT8> {
   using type = uint8_t;
+};
+template <>
+struct StorageOf<LLTM_INT32> {
+  using type = int32_t;
 };
 
 }  // namespace lltm

@@ -13,7 +13,7 @@ namespace lltm::ops {
 // Bits of a slot's declaration (lltm_ops.def: ROLE | MODIFIERS).
 namespace decl {
 constexpr uint32_t IN = 1u, OUT = 2u, INOUT = IN | OUT, ACC = 4u;
-constexpr uint32_t OPTIONAL = 8u, CONTIGUOUS = 16u, BYTES = 32u, SAME_VIEW = 64u;
+constexpr uint32_t OPTIONAL = 8u, CONTIGUOUS = 16u, BYTES = 32u, SAME_VIEW = 64u, INDEX = 128u, ANY_TYPE = 256u;
 constexpr uint32_t kRoles = IN | OUT | ACC;
 }  // namespace decl
 
@@ -49,6 +49,8 @@ struct SlotSchema {
   bool reads() const { return (bits & decl::IN) != 0; }
   bool optional() const { return (bits & decl::OPTIONAL) != 0; }
   bool bytes() const { return (bits & decl::BYTES) != 0; }
+  bool index() const { return (bits & decl::INDEX) != 0; }
+  bool any_type() const { return (bits & decl::ANY_TYPE) != 0; }
 };
 
 // letter = tensors[slot].sizes[dim] - minus; `solved` when minus is not 0.

@@ -7,6 +7,7 @@
 import {
   type DType, lltmBackward, lltmForward, lltmSequenceBackward, lltmSequenceForward, Tensor,
 } from "../../ts/index.ts";
+import type { ValueArray } from "../../ts/dtype.ts";
 
 /** [B, F, S]: tiny (never split), the benchmark size, the held-out case of issue 8, and others. */
 export const sizes: readonly (readonly [number, number, number])[] = [
@@ -20,7 +21,7 @@ export const dtypes: readonly DType[] = ["float32", "float64"];
 export const caseCount = sizes.length * dtypes.length;
 
 /** Every output of one forward and one backward call of case `k`, in a fixed order. */
-export function runCase(k: number): (Float32Array | Float64Array)[] {
+export function runCase(k: number): ValueArray[] {
   const [B, F, S] = sizes[k % sizes.length]!;
   const dtype = dtypes[Math.floor(k / sizes.length)]!;
   const o = (seed: number) => ({ dtype, seed: 1000 * k + seed });
@@ -42,7 +43,7 @@ export function runCase(k: number): (Float32Array | Float64Array)[] {
 }
 
 /** Whether two output lists are equal bit for bit. */
-export function identical(a: readonly (Float32Array | Float64Array)[], b: readonly (Float32Array | Float64Array)[]): boolean {
+export function identical(a: readonly ValueArray[], b: readonly ValueArray[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; ++i) {
     const x = new Uint8Array(a[i]!.buffer, a[i]!.byteOffset, a[i]!.byteLength);

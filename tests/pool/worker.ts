@@ -5,12 +5,13 @@
  * says "ready" first: a message posted before its module (which awaits the
  * native binding) has finished loading can be lost under Bun.
  */
+import type { ValueArray } from "../../ts/dtype.ts";
 import { caseCount, identical, runCase } from "./calls.ts";
 
 interface Task {
   start: number;
   calls: number;
-  expected: (Float32Array | Float64Array)[][];
+  expected: ValueArray[][];
 }
 
 // A web Worker (Bun, Deno) talks through its global scope; a Node worker through parentPort.

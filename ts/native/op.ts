@@ -17,6 +17,10 @@ export interface SlotSpec {
   readonly contiguous: boolean;
   readonly bytes: boolean;
   readonly sameView: boolean;
+  /** Holds int32 indices (INDEX). */
+  readonly index: boolean;
+  /** Holds a float or an int32 tensor (ANY_TYPE). */
+  readonly anyType: boolean;
   /** The shape as the table writes it, e.g. "[3S, S+F]". */
   readonly shape: string;
   /** Per dimension, the [coefficient, size] terms summed ("" for a constant). */

@@ -1,5 +1,5 @@
 /** The ways to make a tensor: empty, filled, from host arrays, from a seeded generator. */
-import { checkDType, type DType, isHalf, itemSize, valueArray, valueDType } from "../dtype.ts";
+import { checkDType, type DType, isFloat, isHalf, itemSize, valueArray, valueDType } from "../dtype.ts";
 import { LLTMError } from "../errors.ts";
 import * as native from "../native/index.ts";
 import { Random } from "../random.ts";
@@ -27,18 +27,22 @@ export function full(shape: readonly number[], value: number, options: TensorOpt
 }
 
 /** The dtype whose storage a host array holds as it is, or undefined for one that holds raw half bits. */
-function arrayDType(data: Float32Array | Float64Array | Uint16Array): DType | undefined {
+function arrayDType(data: Float32Array | Float64Array | Uint16Array | Int32Array): DType | undefined {
   if (data instanceof Float32Array) return "float32";
   if (data instanceof Float64Array) return "float64";
+  if (data instanceof Int32Array) return "int32";
   return undefined;
 }
 
 export function fromTypedArray(
-  data: Float32Array | Float64Array | Uint16Array, shape: readonly number[] | undefined, options: TensorOptions,
+  data: Float32Array | Float64Array | Uint16Array | Int32Array, shape: readonly number[] | undefined, options: TensorOptions,
 ): Tensor {
   const fn = "fromTypedArray";
-  if (!(data instanceof Float32Array || data instanceof Float64Array || data instanceof Uint16Array)) {
-    throw new LLTMError("INVALID_ARGUMENT", `${fn}: data must be a Float32Array, a Float64Array or a Uint16Array (half bits)`);
+  if (!(data instanceof Float32Array || data instanceof Float64Array || data instanceof Uint16Array || data instanceof Int32Array)) {
+    throw new LLTMError(
+      "INVALID_ARGUMENT",
+      `${fn}: data must be a Float32Array, a Float64Array, an Int32Array or a Uint16Array (half bits)`,
+    );
   }
   const dtype = options.dtype === undefined ? arrayDType(data) : checkDType(options.dtype, `${fn}: dtype`);
   const source = arrayDType(data);
@@ -46,6 +50,12 @@ export function fromTypedArray(
     throw new LLTMError(
       "INVALID_DTYPE",
       `${fn}: a Uint16Array holds the bits of a "bfloat16" or "float16" tensor; pass that dtype, got ${JSON.stringify(options.dtype)}`,
+    );
+  }
+  if ((source === "int32") !== (dtype === "int32")) {
+    throw new LLTMError(
+      "INVALID_DTYPE",
+      `${fn}: an "int32" tensor comes from an Int32Array and an Int32Array makes an "int32" tensor; got ${data.constructor.name} and dtype ${JSON.stringify(dtype)}`,
     );
   }
   const dims = checkShape(shape ?? [data.length], `${fn}: shape`);
@@ -86,6 +96,9 @@ export function fromArray(data: NestedArray, options: TensorOptions): Tensor {
   const walk = (value: NestedArray, depth: number) => {
     if (depth === shape.length) {
       if (typeof value !== "number") throw new LLTMError("INVALID_ARGUMENT", "fromArray: ragged or non-numeric data");
+      if (dtype === "int32" && !(Number.isInteger(value) && value >= -2147483648 && value <= 2147483647)) {
+        throw new LLTMError("INVALID_ARGUMENT", `fromArray: an "int32" tensor holds integers from -2^31 to 2^31-1, got ${value}`);
+      }
       flat[n++] = value;
       return;
     }
@@ -112,6 +125,7 @@ export function rand(shape: readonly number[], options: RandomOptions & { low?: 
 /** Values from `next` in the dtype's compute type, rounded to the dtype on its device. */
 function generate(shape: readonly number[], options: TensorOptions, next: () => number): Tensor {
   const dtype = checkDType(options.dtype ?? "float32");
+  if (!isFloat(dtype)) throw new LLTMError("INVALID_DTYPE", `random values are of a float type, got dtype ${JSON.stringify(dtype)}`);
   const dims = checkShape(shape, "shape");
   const values = valueArray(dtype, byteCount(dims, dtype) / itemSize(dtype));
   for (let i = 0; i < values.length; i++) values[i] = next();

@@ -94,12 +94,12 @@ export class Tensor implements native.NativeTensor {
 
   /**
    * A copy of `data` viewed with `shape` (default: 1-D). Its dtype follows the
-   * array (float32, float64) unless `dtype` says otherwise (the values are then
+   * array (float32, float64, int32) unless `dtype` says otherwise (the values are then
    * converted, rounding to nearest even); a Uint16Array holds the raw bits of
    * a bfloat16 or float16 `dtype`.
    */
   static fromTypedArray(
-    data: Float32Array | Float64Array | Uint16Array,
+    data: Float32Array | Float64Array | Uint16Array | Int32Array,
     shape?: readonly number[],
     options: TensorOptions = {},
   ): Tensor {

@@ -1,6 +1,6 @@
 // The copy op on the CPU: a strided copy from src to dst, converting between
-// their float types (float_convert.h); the library's staging of half types
-// converts through it too.
+// their float types (float_convert.h), or of int32 indices; the library's
+// staging of half types converts through it too.
 #include <cstring>
 
 #include "../../dispatch.h"
@@ -20,12 +20,13 @@ void copy_rows(const lltm_tensor& dst, const lltm_tensor& src) {
     To* d = static_cast<To*>(dst.data) + row_offset(dst, a, b, c);
     const From* s = static_cast<const From*>(src.data) + row_offset(src, a, b, c);
     if constexpr (std::is_same_v<To, From>) {
-      if (ds == 1 && ss == 1) {
+      if (ds == 1 && ss == 1)
         std::memcpy(d, s, size_t(n) * sizeof(To));
-        return;
-      }
+      else
+        for (int64_t i = 0; i < n; ++i) d[i * ds] = s[i * ss];
+    } else {
+      for (int64_t i = 0; i < n; ++i) d[i * ds] = convert<To>(s[i * ss]);
     }
-    for (int64_t i = 0; i < n; ++i) d[i * ds] = convert<To>(s[i * ss]);
   });
 }
 
@@ -34,6 +35,8 @@ void copy_rows(const lltm_tensor& dst, const lltm_tensor& src) {
 void run_COPY(const OpCall& call) {
   const lltm_tensor& dst = *call.tensors[slots::COPY::dst];
   const lltm_tensor& src = *call.tensors[slots::COPY::src];
+  // Indices copy as they are (the library refuses a copy between an index and a float type).
+  if (dst.dtype == LLTM_INT32) return copy_rows<int32_t, int32_t>(dst, src);
   dispatch_float(int32_t(dst.dtype), "lltm_copy", [&](auto to) {
     dispatch_float(int32_t(src.dtype), "lltm_copy", [&](auto from) {
       copy_rows<typename decltype(to)::storage, typename decltype(from)::storage>(dst, src);

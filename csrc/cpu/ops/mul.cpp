@@ -1,0 +1,17 @@
+// The mul op on the CPU: out = a * b, element by element (out may be a or b).
+#include "../../dispatch.h"
+#include "../../op_slots.h"
+#include "../elementwise_rows.h"
+#include "../kernels.h"
+
+namespace lltm::cpu::LLTM_ISA_NAMESPACE {
+
+void run_MUL(const OpCall& call) {
+  namespace s = slots::MUL;
+  LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_mul", [&] {
+    each_of_three<scalar_t>(*call.tensors[s::out], *call.tensors[s::a], *call.tensors[s::b],
+                            [](scalar_t& o, scalar_t a, scalar_t b) { o = a * b; });
+  });
+}
+
+}  // namespace lltm::cpu::LLTM_ISA_NAMESPACE

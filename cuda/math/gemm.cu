@@ -1,0 +1,267 @@
+#include <algorithm>
+#include <climits>
+#include <memory>
+
+#include "math/dtype.cuh"
+#include "math/gemm.h"
+#include "math/strided.h"
+#include "runtime/device.h"
+#include "runtime/launch.h"
+
+namespace lltm::cuda {
+
+namespace {
+
+// The own kernel: a block computes a kGemmTile x kGemmTile tile of C, each
+// thread a kGemmMicro x kGemmMicro square of it, over kGemmDepth-deep slabs
+// of A and B staged in shared memory.
+constexpr int kGemmTile = 64;
+constexpr int kGemmDepth = 16;
+constexpr int kGemmMicro = 4;
+constexpr int kGemmSide = kGemmTile / kGemmMicro;  // threads along a tile side
+constexpr int kGemmThreads = kGemmSide * kGemmSide;
+
+template <typename T>
+__global__ void __launch_bounds__(kGemmThreads) gemm_kernel(Matrix<const T> A, Matrix<const T> B, Matrix<T> C,
+                                                              T beta) {
+  __shared__ T As[kGemmDepth][kGemmTile + 1];
+  __shared__ T Bs[kGemmDepth][kGemmTile + 1];
+  const int64_t M = C.rows, N = C.cols, K = A.cols;
+  const int64_t tiles_n = (N + kGemmTile - 1) / kGemmTile;
+  const int64_t tiles = (M + kGemmTile - 1) / kGemmTile * tiles_n;
+  const int tx = threadIdx.x % kGemmSide, ty = threadIdx.x / kGemmSide;
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int64_t m0 = tile / tiles_n * kGemmTile, n0 = tile % tiles_n * kGemmTile;
+    T acc[kGemmMicro][kGemmMicro] = {};
+    for (int64_t k0 = 0; k0 < K; k0 += kGemmDepth) {
+      for (int e = threadIdx.x; e < kGemmDepth * kGemmTile; e += kGemmThreads) {
+        const int kk = e % kGemmDepth, i = e / kGemmDepth;
+        const int64_t k = k0 + kk, m = m0 + i, n = n0 + i;
+        As[kk][i] = m < M && k < K ? A.data[m * A.rs + k * A.cs] : T(0);
+        Bs[kk][i] = n < N && k < K ? B.data[k * B.rs + n * B.cs] : T(0);
+      }
+      __syncthreads();
+#pragma unroll
+      for (int kk = 0; kk < kGemmDepth; ++kk) {
+        T a[kGemmMicro], b[kGemmMicro];
+#pragma unroll
+        for (int i = 0; i < kGemmMicro; ++i) a[i] = As[kk][ty + i * kGemmSide];
+#pragma unroll
+        for (int j = 0; j < kGemmMicro; ++j) b[j] = Bs[kk][tx + j * kGemmSide];
+#pragma unroll
+        for (int i = 0; i < kGemmMicro; ++i)
+#pragma unroll
+          for (int j = 0; j < kGemmMicro; ++j) acc[i][j] += a[i] * b[j];
+      }
+      __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < kGemmMicro; ++i)
+#pragma unroll
+      for (int j = 0; j < kGemmMicro; ++j) {
+        const int64_t m = m0 + ty + i * kGemmSide, n = n0 + tx + j * kGemmSide;
+        if (m < M && n < N) {
+          T& c = C.data[m * C.rs + n * C.cs];
+          c = beta == T(0) ? acc[i][j] : acc[i][j] + beta * c;
+        }
+      }
+  }
+}
+
+template <typename T>
+void own_gemm(cudaStream_t stream, Matrix<const T> A, Matrix<const T> B, Matrix<T> C, T beta) {
+  const int64_t tiles = (C.rows + kGemmTile - 1) / kGemmTile * ((C.cols + kGemmTile - 1) / kGemmTile);
+  launch("gemm_kernel", gemm_kernel<T>, dim3(unsigned(std::min(tiles, kMaxGridBlocks))),
+         dim3(kGemmThreads), 0, stream, A, B, C, beta);
+}
+
+#if LLTM_HAVE_CUBLAS
+// A stride that never multiplies a nonzero index is free: give it the value BLAS wants.
+template <typename T>
+Matrix<T> normalized(Matrix<T> m) {
+  if (m.rows == 1) m.rs = m.cols;
+  if (m.cols == 1) m.cs = m.rows;
+  return m;
+}
+
+// How cuBLAS (column-major) reads a matrix: as is with leading dimension ld,
+// or transposed; false when neither fits.
+template <typename T>
+bool blas_layout(Matrix<T> m, cublasOperation_t& op, int& ld) {
+  if (m.rows > INT_MAX || m.cols > INT_MAX) return false;
+  if (m.rs == 1 && m.cs >= m.rows && m.cs >= 1 && m.cs <= INT_MAX) {
+    op = CUBLAS_OP_N;
+    ld = int(m.cs);
+    return true;
+  }
+  if (m.cs == 1 && m.rs >= m.cols && m.rs >= 1 && m.rs <= INT_MAX) {
+    op = CUBLAS_OP_T;
+    ld = int(m.rs);
+    return true;
+  }
+  return false;
+}
+
+cublasStatus_t blas_gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                         const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc) {
+  const float one = 1;
+  return cublasSgemm(h, ta, tb, m, n, k, &one, A, lda, B, ldb, &beta, C, ldc);
+}
+
+cublasStatus_t blas_gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                         const double* A, int lda, const double* B, int ldb, double beta, double* C, int ldc) {
+  const double one = 1;
+  return cublasDgemm(h, ta, tb, m, n, k, &one, A, lda, B, ldb, &beta, C, ldc);
+}
+
+// C = A B + beta C through cuBLAS; false (nothing launched) when a layout does not fit it.
+template <typename T>
+bool try_blas(cublasHandle_t h, Matrix<const T> A, Matrix<const T> B, Matrix<T> C, T beta) {
+  A = normalized(A);
+  B = normalized(B);
+  C = normalized(C);
+  // cuBLAS writes C column-major; a row-major C is C^T = B^T A^T column-major.
+  if (!(C.rs == 1 && C.cs >= C.rows)) {
+    const Matrix<const T> At = A.transposed();
+    A = B.transposed();
+    B = At;
+    C = C.transposed();
+  }
+  cublasOperation_t ta, tb, tc;
+  int lda, ldb, ldc;
+  if (!blas_layout(A, ta, lda) || !blas_layout(B, tb, ldb) || !blas_layout(C, tc, ldc) || tc != CUBLAS_OP_N ||
+      A.cols > INT_MAX)
+    return false;
+  check(blas_gemm(h, ta, tb, int(C.rows), int(C.cols), int(A.cols), A.data, lda, B.data, ldb, beta, C.data, ldc),
+        "cublas gemm");
+  return true;
+}
+
+// Whether cuBLAS reads (or writes) the matrix in place: column- or row-major
+// with a leading dimension within int.
+template <typename T>
+bool blas_ready(Matrix<T> m) {
+  cublasOperation_t op;
+  int ld;
+  return blas_layout(normalized(m), op, ld);
+}
+
+template <typename T>
+lltm_tensor tensor_of(Matrix<T> m) {
+  return {const_cast<std::remove_const_t<T>*>(m.data), 2, {m.rows, m.cols, 1, 1}, {m.rs, m.cs, 0, 0},
+          dtype_of<std::remove_const_t<T>>()};
+}
+
+// The matrix itself where cuBLAS reads it in place, else a row-major copy held by `copy`.
+template <typename T>
+Matrix<const T> blas_operand(cudaStream_t stream, Matrix<const T> m, std::unique_ptr<Scratch>& copy) {
+  if (blas_ready(m)) return m;
+  copy = std::make_unique<Scratch>(size_t(m.rows * m.cols) * sizeof(T));
+  const Matrix<const T> staged = row_major<const T>(copy->template as<T>(), m.rows, m.cols);
+  strided_copy(tensor_of(staged), tensor_of(m), dtype_of<T>(), stream);
+  return staged;
+}
+#endif
+
+// Column sums in two passes, so that tall matrices (T * B rows) spread over
+// the whole GPU: a block sums kSumColumns columns of one chunk of
+// kSumChunkRows rows into a partial row, its kSumSlices thread rows taking
+// every kSumSlices-th row and then adding up in a fixed order; a second
+// pass sums the partial rows the same way. Results do not vary between runs.
+constexpr int kSumColumns = 32;
+constexpr int kSumSlices = 8;
+constexpr int64_t kSumChunkRows = 256;
+
+// out[chunk * out_chunk_stride + c * out_stride] (+)= sum of M's rows in chunk blockIdx.y, column c.
+template <typename T>
+__global__ void __launch_bounds__(kSumColumns* kSumSlices)
+    column_sums_kernel(Matrix<const T> M, int64_t chunk_rows, T* out, int64_t out_chunk_stride, int64_t out_stride,
+                       bool accumulate) {
+  __shared__ T partial[kSumSlices][kSumColumns];
+  const int lane = threadIdx.x % kSumColumns, slice = threadIdx.x / kSumColumns;
+  const int64_t r0 = blockIdx.y * chunk_rows, r1 = min(M.rows, r0 + chunk_rows);
+  for (int64_t c0 = int64_t(blockIdx.x) * kSumColumns; c0 < M.cols; c0 += int64_t(gridDim.x) * kSumColumns) {
+    const int64_t c = c0 + lane;
+    T sum = 0;
+    if (c < M.cols) {
+#pragma unroll 8
+      for (int64_t r = r0 + slice; r < r1; r += kSumSlices) sum += M.data[r * M.rs + c * M.cs];
+    }
+    partial[slice][lane] = sum;
+    __syncthreads();
+    if (slice == 0 && c < M.cols) {
+      T total = 0;
+      for (int s = 0; s < kSumSlices; ++s) total += partial[s][lane];
+      T& o = out[blockIdx.y * out_chunk_stride + c * out_stride];
+      o = accumulate ? o + total : total;
+    }
+    __syncthreads();
+  }
+}
+
+template <typename T>
+void column_sums_pass(cudaStream_t stream, Matrix<const T> M, int64_t chunk_rows, T* out, int64_t out_chunk_stride,
+                      int64_t out_stride, bool accumulate) {
+  const int64_t tiles = (M.cols + kSumColumns - 1) / kSumColumns, chunks = (M.rows + chunk_rows - 1) / chunk_rows;
+  launch("column_sums_kernel", column_sums_kernel<T>, dim3(unsigned(std::min(tiles, kMaxGridBlocks)), unsigned(chunks)),
+         dim3(kSumColumns * kSumSlices), 0, stream, M, chunk_rows, out, out_chunk_stride, out_stride, accumulate);
+}
+
+}  // namespace
+
+template <typename T>
+void gemm(const GemmEngine& engine, Matrix<const T> A, Matrix<const T> B, Matrix<T> C, T beta) {
+  if (C.rows == 0 || C.cols == 0) return;
+#if LLTM_HAVE_CUBLAS
+  if (engine.blas != nullptr && try_blas(engine.blas, A, B, C, beta)) return;
+#endif
+  own_gemm(engine.stream, A, B, C, beta);
+}
+
+template <typename T>
+void gemm_any_strides(const GemmEngine& engine, Matrix<const T> A, Matrix<const T> B, Matrix<T> C, bool accumulate) {
+  if (C.rows == 0 || C.cols == 0) return;
+#if LLTM_HAVE_CUBLAS
+  // Sizes past int stay with the own kernel, which a copy would not change.
+  const bool sizes_fit = C.rows <= INT_MAX && C.cols <= INT_MAX && A.cols <= INT_MAX;
+  if (engine.blas != nullptr && sizes_fit) {
+    std::unique_ptr<Scratch> a_copy, b_copy;
+    A = blas_operand(engine.stream, A, a_copy);
+    B = blas_operand(engine.stream, B, b_copy);
+    if (!blas_ready(C)) {
+      Scratch staged(size_t(C.rows * C.cols) * sizeof(T));
+      const Matrix<T> Cs = row_major(staged.as<T>(), C.rows, C.cols);
+      gemm(engine, A, B, Cs, T(0));
+      if (accumulate)
+        strided_axpy(tensor_of(C), 1.0, tensor_of(Cs), dtype_of<T>(), engine.stream);
+      else
+        strided_copy(tensor_of(C), tensor_of(Cs), dtype_of<T>(), engine.stream);
+      return;
+    }
+  }
+#endif
+  gemm(engine, A, B, C, accumulate ? T(1) : T(0));
+}
+
+template <typename T>
+void column_sums(cudaStream_t stream, Matrix<const T> M, T* out, int64_t out_stride, bool accumulate) {
+  // Chunks within a grid's kMaxGridRows rows of blocks.
+  const int64_t chunk_rows = std::max(kSumChunkRows, (M.rows + kMaxGridRows - 1) / kMaxGridRows);
+  const int64_t chunks = (M.rows + chunk_rows - 1) / chunk_rows;
+  if (chunks <= 1) return column_sums_pass(stream, M, M.rows, out, 0, out_stride, accumulate);
+  Scratch partial(size_t(chunks * M.cols) * sizeof(T));
+  column_sums_pass(stream, M, chunk_rows, partial.as<T>(), M.cols, int64_t(1), false);
+  column_sums_pass(stream, row_major<const T>(partial.as<T>(), chunks, M.cols), chunks, out, 0, out_stride,
+                   accumulate);
+}
+
+template void gemm<float>(const GemmEngine&, Matrix<const float>, Matrix<const float>, Matrix<float>, float);
+template void gemm<double>(const GemmEngine&, Matrix<const double>, Matrix<const double>, Matrix<double>, double);
+template void gemm_any_strides<float>(const GemmEngine&, Matrix<const float>, Matrix<const float>, Matrix<float>,
+                                     bool);
+template void gemm_any_strides<double>(const GemmEngine&, Matrix<const double>, Matrix<const double>,
+                                      Matrix<double>, bool);
+template void column_sums<float>(cudaStream_t, Matrix<const float>, float*, int64_t, bool);
+template void column_sums<double>(cudaStream_t, Matrix<const double>, double*, int64_t, bool);
+
+}  // namespace lltm::cuda

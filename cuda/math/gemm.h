@@ -1,0 +1,74 @@
+// Matrix products over strided views, for the sequence engine and linear:
+// cuBLAS (SGEMM/DGEMM, no reduced precision) where the toolkit has it and the
+// operands are laid out as BLAS reads them, the library's own tiled kernel
+// otherwise (any strides, 64-bit offsets), and column sums for bias grads.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "lltm.h"
+#include "runtime/cuda_check.h"
+#include "runtime/device.h"
+
+namespace lltm::cuda {
+
+// Element (r, c) at data[r * rs + c * cs].
+template <typename T>
+struct Matrix {
+  T* data;
+  int64_t rows, cols, rs, cs;
+  Matrix transposed() const { return {data, cols, rows, cs, rs}; }
+  template <typename U = T, typename = std::enable_if_t<!std::is_const_v<U>>>
+  operator Matrix<const U>() const {
+    return {data, rows, cols, rs, cs};
+  }
+};
+
+template <typename T>
+Matrix<T> row_major(T* data, int64_t rows, int64_t cols) {
+  return {data, rows, cols, cols, 1};
+}
+
+// A 2-D tensor (validated) as a matrix.
+template <typename T>
+Matrix<T> matrix(const lltm_tensor& t) {
+  return {static_cast<T*>(t.data), t.sizes[0], t.sizes[1], t.strides[0], t.strides[1]};
+}
+
+// Where the products run: the stream, and the cuBLAS handle bound to it
+// (null, or absent from the build, to use the library's own kernel).
+struct GemmEngine {
+  cudaStream_t stream;
+#if LLTM_HAVE_CUBLAS
+  cublasHandle_t blas;
+#endif
+};
+
+// The device's stream and, unless own_gemm, its cuBLAS handle.
+inline GemmEngine gemm_engine(const DeviceState& dev, bool own_gemm) {
+#if LLTM_HAVE_CUBLAS
+  return {dev.stream, own_gemm ? nullptr : dev.blas};
+#else
+  (void)own_gemm;
+  return {dev.stream};
+#endif
+}
+
+// C = A B + beta C, with A [M, K], B [K, N], C [M, N]; C is not read when
+// beta is 0. K may be 0 (C = beta C).
+template <typename T>
+void gemm(const GemmEngine& engine, Matrix<const T> A, Matrix<const T> B, Matrix<T> C, T beta);
+
+// C = A B, or C += A B when accumulate, for operands of any strides. Where
+// the engine has cuBLAS, an operand it cannot read in place, or a C it
+// cannot write in place, goes through a contiguous copy on the engine's
+// stream, as cuBLAS is far faster than the own kernel at large sizes.
+template <typename T>
+void gemm_any_strides(const GemmEngine& engine, Matrix<const T> A, Matrix<const T> B, Matrix<T> C, bool accumulate);
+
+// out[c] = sum over r of M[r][c] (+ out[c] when accumulate), for the bias gradient.
+template <typename T>
+void column_sums(cudaStream_t stream, Matrix<const T> M, T* out, int64_t out_stride, bool accumulate);
+
+}  // namespace lltm::cuda

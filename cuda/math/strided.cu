@@ -1,0 +1,131 @@
+#include <string>
+#include <type_traits>
+
+#include "dispatch.h"
+#include "lltm_args.h"
+#include "math/dtype.cuh"
+#include "math/strided.h"
+#include "runtime/cuda_check.h"
+#include "runtime/launch.h"
+
+namespace lltm::cuda {
+
+namespace {
+
+// Sizes and strides by value, padded to four dimensions (leading sizes of 1).
+struct Shape4 {
+  int64_t size[4];
+  int64_t stride[4];
+};
+
+Shape4 shape4(const lltm_tensor& t) {
+  Shape4 s{{1, 1, 1, 1}, {0, 0, 0, 0}};
+  const int64_t pad = LLTM_MAX_DIMS - t.ndim;
+  for (int64_t d = 0; d < t.ndim; ++d) {
+    s.size[pad + d] = t.sizes[d];
+    s.stride[pad + d] = t.strides[d];
+  }
+  return s;
+}
+
+__device__ __forceinline__ int64_t offset_of(int64_t i, const Shape4& sizes, const Shape4& t) {
+  int64_t off = 0;
+  for (int d = 3; d >= 0; --d) {
+    const int64_t idx = i % sizes.size[d];
+    i /= sizes.size[d];
+    off += idx * t.stride[d];
+  }
+  return off;
+}
+
+template <typename T>
+__global__ void copy_kernel(T* dst, Shape4 dst_shape, const T* src, Shape4 src_shape, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    dst[offset_of(i, dst_shape, dst_shape)] = src[offset_of(i, dst_shape, src_shape)];
+}
+
+template <typename D, typename S>
+__global__ void convert_kernel(D* dst, Shape4 dst_shape, const S* src, Shape4 src_shape, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    dst[offset_of(i, dst_shape, dst_shape)] = convert<D>(src[offset_of(i, dst_shape, src_shape)]);
+}
+
+template <typename T>
+__global__ void fill_kernel(T* dst, Shape4 shape, T value, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    dst[offset_of(i, shape, shape)] = value;
+}
+
+template <typename T>
+__global__ void axpy_kernel(T* y, Shape4 y_shape, T alpha, const T* x, Shape4 x_shape, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    y[offset_of(i, y_shape, y_shape)] += alpha * x[offset_of(i, y_shape, x_shape)];
+}
+
+// An unsigned integer type of `bytes` bytes, for copies of elements as they are.
+template <typename Body>
+void with_bits_type(int64_t bytes, Body&& body) {
+  switch (bytes) {
+    case 1:
+      return body(TypeTag<uint8_t>{});
+    case 2:
+      return body(TypeTag<uint16_t>{});
+    case 4:
+      return body(TypeTag<uint32_t>{});
+    case 8:
+      return body(TypeTag<uint64_t>{});
+    default:
+      fail(LLTM_ERR_INVALID_DTYPE, "lltm_copy: no element type of " + std::to_string(bytes) + " bytes");
+  }
+}
+
+}  // namespace
+
+void strided_copy(const lltm_tensor& dst, const lltm_tensor& src, int32_t dtype, cudaStream_t stream) {
+  const int64_t n = numel(dst);
+  LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_copy", [&] {
+    launch("copy_kernel", copy_kernel<scalar_t>, dim3(grid_blocks(n)), dim3(kBlockThreads), 0, stream,
+           static_cast<scalar_t*>(dst.data), shape4(dst), static_cast<const scalar_t*>(src.data), shape4(src), n);
+  });
+}
+
+void strided_convert(const lltm_tensor& dst, const lltm_tensor& src, cudaStream_t stream) {
+  const int64_t n = numel(dst);
+  if (dst.dtype == src.dtype) {
+    with_bits_type(dtype_bytes(int32_t(dst.dtype)), [&](auto bits) {
+      using B = typename decltype(bits)::type;
+      launch("copy_kernel", copy_kernel<B>, dim3(grid_blocks(n)), dim3(kBlockThreads), 0, stream,
+             static_cast<B*>(dst.data), shape4(dst), static_cast<const B*>(src.data), shape4(src), n);
+    });
+    return;
+  }
+  with_float_type(int32_t(dst.dtype), "lltm_copy", [&](auto to) {
+    with_float_type(int32_t(src.dtype), "lltm_copy", [&](auto from) {
+      using D = typename decltype(to)::type;
+      using S = typename decltype(from)::type;
+      if constexpr (!std::is_same_v<D, S>)
+        launch("convert_kernel", convert_kernel<D, S>, dim3(grid_blocks(n)), dim3(kBlockThreads), 0, stream,
+               static_cast<D*>(dst.data), shape4(dst), static_cast<const S*>(src.data), shape4(src), n);
+    });
+  });
+}
+
+void strided_fill(const lltm_tensor& dst, double value, cudaStream_t stream) {
+  const int64_t n = numel(dst);
+  with_float_type(int32_t(dst.dtype), "lltm_fill", [&](auto type) {
+    using T = typename decltype(type)::type;
+    launch("fill_kernel", fill_kernel<T>, dim3(grid_blocks(n)), dim3(kBlockThreads), 0, stream,
+           static_cast<T*>(dst.data), shape4(dst), RoundTo<T>::from(value), n);
+  });
+}
+
+void strided_axpy(const lltm_tensor& y, double alpha, const lltm_tensor& x, int32_t dtype, cudaStream_t stream) {
+  const int64_t n = numel(y);
+  LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_axpy", [&] {
+    launch("axpy_kernel", axpy_kernel<scalar_t>, dim3(grid_blocks(n)), dim3(kBlockThreads), 0, stream,
+           static_cast<scalar_t*>(y.data), shape4(y), scalar_t(alpha), static_cast<const scalar_t*>(x.data),
+           shape4(x), n);
+  });
+}
+
+}  // namespace lltm::cuda

@@ -1,0 +1,14 @@
+#include "math/strided.h"
+#include "op_slots.h"
+#include "ops/axpy.cuh"
+#include "runtime/device.h"
+
+namespace lltm::cuda {
+
+void op_axpy(const OpCall& call, int device) {
+  DeviceGuard guard(device);
+  strided_axpy(*call.tensors[slots::AXPY::y], call.scalars[scalars::AXPY::alpha], *call.tensors[slots::AXPY::x],
+               call.compute, state(device).stream);
+}
+
+}  // namespace lltm::cuda

@@ -1,0 +1,35 @@
+// The step's backward on one of its two paths (runtime/kernel_choice.h), in
+// the call's compute type: double stays double throughout.
+#include "dispatch.h"
+#include "op_args.h"
+#include "ops/backward.cuh"
+#include "runtime/device.h"
+#include "runtime/kernel_choice.h"
+#include "step/cublas.h"
+#include "step/fused.h"
+#include "step/tensors.cuh"
+
+namespace lltm::cuda {
+
+namespace {
+
+template <typename T>
+void backward(const BackwardArgs& a, DeviceState& dev) {
+  const StepPath path = choose_step_path(a.n.batch, a.n.state, a.n.state + a.n.features, fits_int32(a));
+#if LLTM_HAVE_CUBLAS
+  if (path == StepPath::kCublas) return cublas_backward<T>(a, dev);
+#else
+  if (path == StepPath::kCublas) no_cublas("lltm_backward");
+#endif
+  fused_backward<T>(a, path == StepPath::kFused32, dev.stream);
+}
+
+}  // namespace
+
+void op_backward(const OpCall& call, int device) {
+  DeviceGuard guard(device);
+  DeviceState& dev = state(device);
+  LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_backward", [&] { backward<scalar_t>(backward_args(call), dev); });
+}
+
+}  // namespace lltm::cuda

@@ -1,0 +1,15 @@
+// The value is rounded to dst's own dtype once, on the host: the half types
+// are filled as they are, without a float32 copy.
+#include "math/strided.h"
+#include "op_slots.h"
+#include "ops/fill.cuh"
+#include "runtime/device.h"
+
+namespace lltm::cuda {
+
+void op_fill(const OpCall& call, int device) {
+  DeviceGuard guard(device);
+  strided_fill(*call.tensors[slots::FILL::dst], call.scalars[scalars::FILL::value], state(device).stream);
+}
+
+}  // namespace lltm::cuda

@@ -1,0 +1,37 @@
+// The step's forward on one of its two paths (runtime/kernel_choice.h): the
+// fused kernels (step/fused.cu) for small sizes, where launches dominate, and
+// cuBLAS (step/cublas.cu) for large ones. All math runs in the call's compute
+// type: double stays double throughout.
+#include "dispatch.h"
+#include "op_args.h"
+#include "ops/forward.cuh"
+#include "runtime/device.h"
+#include "runtime/kernel_choice.h"
+#include "step/cublas.h"
+#include "step/fused.h"
+#include "step/tensors.cuh"
+
+namespace lltm::cuda {
+
+namespace {
+
+template <typename T>
+void forward(const ForwardArgs& a, DeviceState& dev) {
+  const StepPath path = choose_step_path(a.n.batch, a.n.state, a.n.state + a.n.features, fits_int32(a));
+#if LLTM_HAVE_CUBLAS
+  if (path == StepPath::kCublas) return cublas_forward<T>(a, dev);
+#else
+  if (path == StepPath::kCublas) no_cublas("lltm_forward");
+#endif
+  fused_forward<T>(a, path == StepPath::kFused32, dev.stream);
+}
+
+}  // namespace
+
+void op_forward(const OpCall& call, int device) {
+  DeviceGuard guard(device);
+  DeviceState& dev = state(device);
+  LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_forward", [&] { forward<scalar_t>(forward_args(call), dev); });
+}
+
+}  // namespace lltm::cuda

@@ -1,0 +1,11 @@
+#include "op_args.h"
+#include "ops/sequence_forward.cuh"
+#include "sequence/engine.h"
+
+namespace lltm::cuda {
+
+void op_sequence_forward(const OpCall& call, int device) {
+  sequence_forward(sequence_forward_args(call), call.compute, device);
+}
+
+}  // namespace lltm::cuda

@@ -1,0 +1,66 @@
+// Per-device state, the current-device guard and pooled scratch buffers.
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "runtime/device.h"
+#include "runtime/memory_pool.h"
+
+namespace lltm::cuda {
+
+DeviceGuard::DeviceGuard(int device) : device_(device) {
+  LLTM_CUDA_CHECK(cudaGetDevice(&previous_));
+  if (previous_ != device_) LLTM_CUDA_CHECK(cudaSetDevice(device_));
+}
+
+DeviceGuard::~DeviceGuard() {
+  if (previous_ >= 0 && previous_ != device_) cudaSetDevice(previous_);
+}
+
+int device_count() {
+  static const int count = [] {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+      cudaGetLastError();  // no driver or no device: report none
+      n = 0;
+    }
+    return n;
+  }();
+  return count;
+}
+
+DeviceState& state(int device) {
+  static std::mutex mutex;
+  static std::vector<std::unique_ptr<DeviceState>> states(device_count());
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<DeviceState>& s = states.at(device);
+  if (!s) {
+    auto fresh = std::make_unique<DeviceState>();
+    LLTM_CUDA_CHECK(cudaStreamCreateWithFlags(&fresh->stream, cudaStreamNonBlocking));
+#if LLTM_HAVE_CUBLAS
+    LLTM_CUDA_CHECK(cublasCreate(&fresh->blas));
+    LLTM_CUDA_CHECK(cublasSetStream(fresh->blas, fresh->stream));
+#endif
+    // Freed blocks stay in the pool instead of going back to the driver, so
+    // that an allocation after the first is served from the pool.
+    cudaMemPool_t pool;
+    LLTM_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+    uint64_t keep = UINT64_MAX;
+    LLTM_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+    s = std::move(fresh);
+  }
+  return *s;
+}
+
+Scratch::Scratch(size_t bytes) {
+  if (bytes == 0) return;
+  LLTM_CUDA_CHECK(cudaGetDevice(&device_));
+  data_ = alloc(bytes, device_);
+}
+
+Scratch::~Scratch() {
+  if (data_ != nullptr) guard([&] { free(data_, device_); });
+}
+
+}  // namespace lltm::cuda

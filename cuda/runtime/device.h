@@ -1,0 +1,57 @@
+// Per-device state (one stream, one cuBLAS handle, a caching memory pool),
+// the current-device guard, and pooled scratch buffers.
+#pragma once
+
+#include <cstddef>
+
+#include "runtime/cuda_check.h"
+
+namespace lltm::cuda {
+
+struct DeviceState {
+  cudaStream_t stream;
+#if LLTM_HAVE_CUBLAS
+  cublasHandle_t blas;
+#endif
+};
+
+// Makes `device` current for the guard's lifetime and restores the caller's
+// device afterwards, so tensors on cuda:1 run on cuda:1 whatever the
+// process's current device is.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = -1;
+  int device_;
+};
+
+// The device's state, created on first use; the device must be current.
+DeviceState& state(int device);
+
+int device_count();
+
+// Scratch memory on the current device from the block cache (see
+// memory_pool.cu), returned to it when the scope ends; stream order makes
+// reuse by later work on the device's stream safe.
+class Scratch {
+ public:
+  explicit Scratch(size_t bytes);
+  ~Scratch();
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
+
+ private:
+  void* data_ = nullptr;
+  int device_ = 0;
+};
+
+}  // namespace lltm::cuda

@@ -1,0 +1,98 @@
+// Pooled device memory: blocks are allocated on the device's stream and,
+// once freed, kept for reuse.
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "lltm_args.h"
+#include "runtime/device.h"
+#include "runtime/memory_pool.h"
+
+namespace lltm::cuda {
+
+namespace {
+
+// Blocks freed by the caller are kept per device and size and handed out
+// again without a driver call: each cudaMallocAsync is a call into the
+// driver's pool, which shows in the cost of a small call. Reuse is safe
+// because all of a device's work runs on its one stream, in order.
+struct BlockCache {
+  std::mutex mutex;
+  std::unordered_map<void*, uint64_t> sizes;           // live and cached blocks
+  std::unordered_map<uint64_t, std::vector<void*>> free;  // cached blocks by size
+};
+
+BlockCache& cache(int device) {
+  static std::vector<std::unique_ptr<BlockCache>> caches = [] {
+    std::vector<std::unique_ptr<BlockCache>> v(device_count());
+    for (auto& c : v) c = std::make_unique<BlockCache>();
+    return v;
+  }();
+  return *caches.at(device);
+}
+
+uint64_t bucket(uint64_t bytes) {
+  const uint64_t step = bytes <= (uint64_t(1) << 20) ? 512 : (uint64_t(1) << 20);
+  return (bytes + step - 1) / step * step;
+}
+
+// Returns every cached block to the stream-ordered pool (before retrying an allocation that failed).
+void release_cached(BlockCache& c, cudaStream_t stream) {
+  for (auto& [size, blocks] : c.free)
+    for (void* p : blocks) {
+      c.sizes.erase(p);
+      cudaFreeAsync(p, stream);
+    }
+  c.free.clear();
+}
+
+}  // namespace
+
+void* alloc(uint64_t bytes, int device) {
+  // Bucketing rounds up by at most 1 MiB, which cannot wrap below 2^63.
+  check_bytes(bytes, "lltm_alloc");
+  BlockCache& c = cache(device);
+  const uint64_t size = bucket(bytes);
+  // A cached block needs no CUDA call, so no current device either.
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    auto hit = c.free.find(size);
+    if (hit != c.free.end() && !hit->second.empty()) {
+      void* p = hit->second.back();
+      hit->second.pop_back();
+      return p;
+    }
+  }
+  DeviceGuard guard(device);
+  cudaStream_t stream = state(device).stream;
+  std::lock_guard<std::mutex> lock(c.mutex);
+  void* p = nullptr;
+  cudaError_t e = cudaMallocAsync(&p, size, stream);
+  if (e == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    release_cached(c, stream);
+    LLTM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    e = cudaMallocAsync(&p, size, stream);
+  }
+  if (e == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    fail(LLTM_ERR_OUT_OF_MEMORY,
+         "out of memory on cuda:" + std::to_string(device) + " allocating " + std::to_string(bytes) + " bytes");
+  }
+  check(e, "cudaMallocAsync");
+  c.sizes.emplace(p, size);
+  return p;
+}
+
+void free(void* data, int device) {
+  BlockCache& c = cache(device);
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto it = c.sizes.find(data);
+  if (it == c.sizes.end())
+    fail(LLTM_ERR_INVALID_DEVICE, "the block was not allocated by lltm_alloc on cuda:" +
+                                      std::to_string(device));
+  c.free[it->second].push_back(data);
+}
+
+}  // namespace lltm::cuda

@@ -1,0 +1,59 @@
+// The cluster recurrence's entry points: each pass's plan for a size, and its launch.
+#include "runtime/launch.h"
+#include "sequence/cluster/backward_kernel.cuh"
+#include "sequence/cluster/cluster.h"
+#include "sequence/cluster/forward_kernel.cuh"
+#include "sequence/cluster/plan.h"
+
+namespace lltm::cuda {
+
+namespace {
+
+template <typename T>
+cluster::ClusterPlan forward_plan(int64_t S, int64_t B) {
+  return cluster::plan<T>(reinterpret_cast<const void*>(cluster::forward_cluster<T>), 3,
+                          cluster::padded_width<T>(S), S, B);
+}
+
+template <typename T>
+cluster::ClusterPlan backward_plan(int64_t S, int64_t B) {
+  return cluster::plan<T>(reinterpret_cast<const void*>(cluster::backward_cluster<T>), 1,
+                          cluster::padded_width<T>(3 * S), S, B);
+}
+
+}  // namespace
+
+template <typename T>
+bool cluster_fits(int64_t S, int64_t B) {
+  return forward_plan<T>(S, B).blocks > 0 && backward_plan<T>(S, B).blocks > 0;
+}
+
+template <typename T>
+bool cluster_one_wave(int64_t S, int64_t B) {
+  return cluster_fits<T>(S, B) && forward_plan<T>(S, B).one_wave && backward_plan<T>(S, B).one_wave;
+}
+
+template <typename T>
+void cluster_forward(const SequenceForwardTensors<T>& p, cudaStream_t stream) {
+  const cluster::ClusterPlan plan = forward_plan<T>(p.S, p.B);
+  launch_cluster("forward_cluster", cluster::forward_cluster<T>, dim3(plan.blocks, plan.clusters),
+                 dim3(cluster::kClusterThreads), plan.blocks, plan.shared, stream, p, plan.shape);
+}
+
+template <typename T>
+void cluster_backward(const SequenceBackwardTensors<T>& p, cudaStream_t stream) {
+  const cluster::ClusterPlan plan = backward_plan<T>(p.S, p.B);
+  launch_cluster("backward_cluster", cluster::backward_cluster<T>, dim3(plan.blocks, plan.clusters),
+                 dim3(cluster::kClusterThreads), plan.blocks, plan.shared, stream, p, plan.shape);
+}
+
+template bool cluster_fits<float>(int64_t, int64_t);
+template bool cluster_fits<double>(int64_t, int64_t);
+template bool cluster_one_wave<float>(int64_t, int64_t);
+template bool cluster_one_wave<double>(int64_t, int64_t);
+template void cluster_forward<float>(const SequenceForwardTensors<float>&, cudaStream_t);
+template void cluster_forward<double>(const SequenceForwardTensors<double>&, cudaStream_t);
+template void cluster_backward<float>(const SequenceBackwardTensors<float>&, cudaStream_t);
+template void cluster_backward<double>(const SequenceBackwardTensors<double>&, cudaStream_t);
+
+}  // namespace lltm::cuda

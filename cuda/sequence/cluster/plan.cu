@@ -1,0 +1,97 @@
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "runtime/launch.h"
+#include "sequence/cluster/plan.h"
+
+namespace lltm::cuda::cluster {
+
+namespace {
+
+struct ClusterLimits {
+  bool clusters;
+  size_t shared_per_block;
+};
+
+const ClusterLimits& limits(int device) {
+  static std::mutex mutex;
+  static std::map<int, ClusterLimits> all;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto hit = all.find(device);
+  if (hit == all.end()) {
+    int cluster_launch = 0, per_block = 0;
+    LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&cluster_launch, cudaDevAttrClusterLaunch, device));
+    LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    hit = all.emplace(device, ClusterLimits{cluster_launch != 0, size_t(per_block)}).first;
+  }
+  return hit->second;
+}
+
+}  // namespace
+
+template <typename T>
+ClusterPlan plan(const void* kernel, int64_t weight_rows, int64_t width, int64_t S, int64_t B) {
+  int device = 0;
+  LLTM_CUDA_CHECK(cudaGetDevice(&device));
+  static std::mutex mutex;
+  static std::map<std::tuple<int, const void*, int64_t, int64_t>, ClusterPlan> plans;
+  const auto key = std::make_tuple(device, kernel, S, B);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto hit = plans.find(key); hit != plans.end()) return hit->second;
+  const ClusterLimits& l = limits(device);
+  // The dynamic shared memory a block may take beside the kernel's own (its barriers).
+  cudaFuncAttributes attributes;
+  LLTM_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  const int64_t dynamic_cap = int64_t(l.shared_per_block) - int64_t(attributes.sharedSizeBytes);
+  ClusterPlan result{{0, 0, 0}, 0, 0, 0, false};
+  for (int largest = kPortableCluster; l.clusters && largest <= kLargestCluster && result.blocks == 0; largest *= 2) {
+    const int64_t states = (S + largest - 1) / largest, blocks = (S + states - 1) / states;
+    const int64_t weights = weight_rows * states * width * int64_t(sizeof(T));
+    const int64_t row = 2 * width * int64_t(sizeof(T));  // both slots
+    const int64_t most_rows = std::min({B, int64_t(kGroups) * kMaxTasks / states,
+                                        (dynamic_cap - weights) / row});
+    if (most_rows < 1) continue;
+    const size_t most_shared = size_t(weights + most_rows * row);
+    // The cap, not what this size takes: plans of other sizes launch the same kernel.
+    LLTM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_cap)));
+    if (blocks > kPortableCluster)
+      LLTM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    // Clusters resident at once, at the most shared memory any rows take.
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(unsigned(blocks));
+    config.blockDim = dim3(kClusterThreads);
+    config.dynamicSmemBytes = most_shared;
+    cudaLaunchAttribute attribute[1];
+    attribute[0].id = cudaLaunchAttributeClusterDimension;
+    attribute[0].val.clusterDim.x = unsigned(blocks);
+    attribute[0].val.clusterDim.y = 1;
+    attribute[0].val.clusterDim.z = 1;
+    config.attrs = attribute;
+    config.numAttrs = 1;
+    int active = 0;
+    if (cudaOccupancyMaxActiveClusters(&active, kernel, &config) != cudaSuccess) {
+      cudaGetLastError();  // a cluster size this device refuses: try the next
+      continue;
+    }
+    if (active < 1) continue;
+    const int64_t rows = std::clamp(std::max((B + active - 1) / active, (int64_t(kGroups) + states - 1) / states),
+                                    int64_t(1), most_rows);
+    const int64_t clusters = (B + rows - 1) / rows;
+    if (clusters > kMaxGridRows) continue;
+    result = {{int(states), int(rows), int(width)},
+              unsigned(blocks),
+              unsigned(clusters),
+              size_t(weights + rows * row),
+              clusters <= active};
+  }
+  plans.emplace(key, result);
+  return result;
+}
+
+template ClusterPlan plan<float>(const void*, int64_t, int64_t, int64_t, int64_t);
+template ClusterPlan plan<double>(const void*, int64_t, int64_t, int64_t, int64_t);
+
+}  // namespace lltm::cuda::cluster

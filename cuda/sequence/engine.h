@@ -1,0 +1,18 @@
+// Whole sequences on CUDA in one call each way: the input projection of
+// every step and the weight gradient over every step as single products, the
+// recurrence in between in one kernel per pass: in thread-block clusters at
+// small sizes (cluster/cluster.h), else one persistent cooperative kernel
+// (or, where the recurrent weights do not fit on chip, per-step kernels
+// replayed from a CUDA graph). Throws lltm::Error.
+#pragma once
+
+#include <cstdint>
+
+#include "lltm_args.h"
+
+namespace lltm::cuda {
+
+void sequence_forward(const SequenceForwardArgs& args, int32_t dtype, int device);
+void sequence_backward(const SequenceBackwardArgs& args, int32_t dtype, int device);
+
+}  // namespace lltm::cuda

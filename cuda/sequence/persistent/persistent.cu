@@ -1,0 +1,81 @@
+// The persistent recurrence's entry points: the states per block for S, each
+// pass's plan for a size, and its cooperative launch.
+#include <type_traits>
+
+#include "runtime/launch.h"
+#include "sequence/persistent/backward_kernel.cuh"
+#include "sequence/persistent/forward_kernel.cuh"
+#include "sequence/persistent/persistent.h"
+#include "sequence/persistent/plan.h"
+#include "sequence/persistent/work_split.cuh"
+
+namespace lltm::cuda {
+
+namespace {
+
+using persistent::Plan;
+
+template <typename T, int kStates>
+Plan forward_plan(int64_t S, int64_t B) {
+  // A forward row stages h, the block's 3 kStates input sums and its kStates cells.
+  return persistent::plan<T>(reinterpret_cast<const void*>(persistent::forward_persistent<T, kStates>), kStates, S,
+                             B, S + 4 * kStates,
+                             persistent::kGroupedRowsAtLeast<persistent::kForwardRowsPerWarp<T>>);
+}
+
+template <typename T, int kStates>
+Plan backward_plan(int64_t S, int64_t B) {
+  return persistent::plan<T>(reinterpret_cast<const void*>(persistent::backward_persistent<T, kStates>), kStates, S,
+                             B, 3 * S, persistent::kGroupedRowsAtLeast<persistent::kBackwardRowsPerWarp<T>>);
+}
+
+// Calls body(std::integral_constant<int, kStates>) with the states per block that S takes.
+template <typename Body>
+auto with_states(int64_t S, Body&& body) {
+  switch (persistent::states_for(S)) {
+    case 1:
+      return body(std::integral_constant<int, 1>{});
+    case 2:
+      return body(std::integral_constant<int, 2>{});
+    default:
+      return body(std::integral_constant<int, persistent::kMaxStates>{});
+  }
+}
+
+}  // namespace
+
+template <typename T>
+bool persistent_fits(int64_t S, int64_t B) {
+  return with_states(S, [&](auto states) {
+    return forward_plan<T, states()>(S, B).rows > 0 && backward_plan<T, states()>(S, B).rows > 0;
+  });
+}
+
+template <typename T>
+void persistent_forward(const SequenceForwardTensors<T>& p, cudaStream_t stream) {
+  with_states(p.S, [&](auto states) {
+    const Plan plan = forward_plan<T, states()>(p.S, p.B);
+    launch_cooperative("forward_persistent", persistent::forward_persistent<T, states()>,
+                       dim3(unsigned(persistent::blocks_for(p.S, states()))), dim3(persistent::kThreads),
+                       plan.shared, stream, p, plan.rows);
+  });
+}
+
+template <typename T>
+void persistent_backward(const SequenceBackwardTensors<T>& p, cudaStream_t stream) {
+  with_states(p.S, [&](auto states) {
+    const Plan plan = backward_plan<T, states()>(p.S, p.B);
+    launch_cooperative("backward_persistent", persistent::backward_persistent<T, states()>,
+                       dim3(unsigned(persistent::blocks_for(p.S, states()))), dim3(persistent::kThreads),
+                       plan.shared, stream, p, plan.rows);
+  });
+}
+
+template bool persistent_fits<float>(int64_t, int64_t);
+template bool persistent_fits<double>(int64_t, int64_t);
+template void persistent_forward<float>(const SequenceForwardTensors<float>&, cudaStream_t);
+template void persistent_forward<double>(const SequenceForwardTensors<double>&, cudaStream_t);
+template void persistent_backward<float>(const SequenceBackwardTensors<float>&, cudaStream_t);
+template void persistent_backward<double>(const SequenceBackwardTensors<double>&, cudaStream_t);
+
+}  // namespace lltm::cuda

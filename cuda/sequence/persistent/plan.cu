@@ -1,0 +1,91 @@
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+#include "runtime/device.h"
+#include "sequence/persistent/plan.h"
+#include "sequence/persistent/staging.cuh"
+#include "sequence/persistent/work_split.cuh"
+
+namespace lltm::cuda::persistent {
+
+namespace {
+
+struct DeviceLimits {
+  bool cooperative;
+  int multiprocessors;
+  size_t shared_per_block, shared_per_multiprocessor, shared_reserved_per_block;
+};
+
+const DeviceLimits& limits(int device) {
+  static std::mutex mutex;
+  static std::vector<std::unique_ptr<DeviceLimits>> all(device_count());
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<DeviceLimits>& l = all.at(device);
+  if (!l) {
+    int cooperative = 0, sms = 0, per_block = 0, per_sm = 0, reserved = 0;
+    LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+    LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+    LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
+    l = std::make_unique<DeviceLimits>(
+        DeviceLimits{cooperative != 0, sms, size_t(per_block), size_t(per_sm), size_t(reserved)});
+  }
+  return *l;
+}
+
+}  // namespace
+
+int states_for(int64_t S) {
+  int device = 0;
+  LLTM_CUDA_CHECK(cudaGetDevice(&device));
+  const int sms = limits(device).multiprocessors;
+  for (int states = 1; states < kMaxStates; states *= 2)
+    if (blocks_for(S, states) <= sms) return states;
+  return kMaxStates;
+}
+
+template <typename T>
+Plan plan(const void* kernel, int states, int64_t S, int64_t B, int64_t row_elements, int64_t group) {
+  int device = 0;
+  LLTM_CUDA_CHECK(cudaGetDevice(&device));
+  static std::mutex mutex;
+  static std::map<std::tuple<int, const void*, int64_t, int64_t>, Plan> plans;
+  const auto key = std::make_tuple(device, kernel, S, B);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto hit = plans.find(key); hit != plans.end()) return hit->second;
+  const DeviceLimits& l = limits(device);
+  const int64_t per_sm = (blocks_for(S, states) + l.multiprocessors - 1) / l.multiprocessors;
+  const int64_t budget = std::min<int64_t>(int64_t(l.shared_per_block),
+                                           int64_t(l.shared_per_multiprocessor) / per_sm -
+                                               int64_t(l.shared_reserved_per_block));
+  const int64_t weights = padded<T>(3 * states * S) * int64_t(sizeof(T)), row = row_elements * int64_t(sizeof(T));
+  Plan result{0, 0};
+  if (l.cooperative && budget >= weights + row) {
+    const int64_t fit = (budget - weights) / row;
+    const int64_t rows = fit >= B ? B : fit >= group ? fit / group * group : fit;
+    const size_t shared = size_t(weights + rows * row);
+    // The cap, not what this size takes: plans of other sizes launch the same
+    // kernel, and a smaller limit set for a later size would make an earlier,
+    // cached plan's launch fail.
+    cudaFuncAttributes attributes;
+    LLTM_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+    LLTM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(l.shared_per_block - attributes.sharedSizeBytes)));
+    int resident = 0;
+    LLTM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kThreads, shared));
+    if (resident >= per_sm) result = {int(rows), shared};
+  }
+  plans.emplace(key, result);
+  return result;
+}
+
+template Plan plan<float>(const void*, int, int64_t, int64_t, int64_t, int64_t);
+template Plan plan<double>(const void*, int, int64_t, int64_t, int64_t, int64_t);
+
+}  // namespace lltm::cuda::persistent

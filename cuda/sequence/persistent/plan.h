@@ -1,0 +1,32 @@
+// Whether, and how, the persistent kernels run a size on the current device:
+// the states per block, the rows staged per pass and the shared memory, from
+// the device's limits and the kernel's occupancy.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace lltm::cuda::persistent {
+
+// The blocks of a grid of `states` states per block.
+inline int64_t blocks_for(int64_t S, int states) { return (S + states - 1) / states; }
+
+// The fewest states per block (1, 2 or 4) whose grid has at most one block per multiprocessor; 4 beyond.
+int states_for(int64_t S);
+
+// How a kernel runs S states and B rows: the rows staged per pass (0 when it cannot run) and its shared memory.
+struct Plan {
+  int rows;
+  size_t shared;
+};
+
+// The most rows that fit beside the block's 3 states S weights when every
+// block must be resident at once, each row taking row_elements, rounded down
+// to a multiple of `group` rows (the rows worth grouping, see
+// for_row_groups) where a pass holds some but not all of B and at least
+// `group`; then a check of the occupancy the compiler's registers allow.
+// Plans are cached: a call's plan costs a lookup.
+template <typename T>
+Plan plan(const void* kernel, int states, int64_t S, int64_t B, int64_t row_elements, int64_t group);
+
+}  // namespace lltm::cuda::persistent

@@ -1,0 +1,209 @@
+// The step on cuBLAS, for large sizes: the products go to cuBLAS
+// (SGEMM/DGEMM, no reduced precision) and small kernels do the rest.
+#include "step/cublas.h"
+
+#if LLTM_HAVE_CUBLAS
+#include "math/dtype.cuh"
+#include "math/strided.h"
+#include "runtime/device.h"
+#include "runtime/launch.h"
+#include "step/tensors.cuh"
+
+namespace lltm::cuda {
+
+namespace {
+
+// The epilogue of the forward pass for one (b, s): g* include the bias.
+template <typename T>
+__device__ __forceinline__ void write_cell(const ForwardTensors<T>& t, int b, int s, T g0, T g1, T g2) {
+  t.gates[b][s] = g0;
+  t.gates[b][t.S + s] = g1;
+  t.gates[b][2 * t.S + s] = g2;
+  const T i = sigmoid(g0), o = sigmoid(g1);
+  const T z = elu(g2);
+  const T cell = t.old_cell[b][s] + z * i;
+  t.input_gate[b][s] = i;
+  t.output_gate[b][s] = o;
+  t.candidate_cell[b][s] = z;
+  t.new_cell[b][s] = cell;
+  t.new_h[b][s] = tanh_of(cell) * o;
+}
+
+// X = cat(old_h, input) into a contiguous buffer (and into the X output when that is another buffer).
+template <typename T>
+__global__ void cat_kernel(ForwardTensors<T> t, T* Xc, bool also_output) {
+  const int K = t.S + t.F;
+  const int64_t n = int64_t(t.B) * K;
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
+    const int b = int(e / K), k = int(e % K);
+    const T v = k < t.S ? t.old_h[b][k] : t.input[b][k - t.S];
+    Xc[e] = v;
+    if (also_output) t.X[b][k] = v;
+  }
+}
+
+// Bias and activations after the cuBLAS product Gc = X W^T (contiguous [B, 3S]).
+template <typename T>
+__global__ void forward_pointwise(ForwardTensors<T> t, const T* Gc) {
+  const int64_t n = int64_t(t.B) * t.S;
+  const int G = 3 * t.S;
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
+    const int b = int(e / t.S), s = int(e % t.S);
+    const T* g = Gc + int64_t(b) * G;
+    write_cell(t, b, s, g[s] + t.bias[s], g[t.S + s] + t.bias[t.S + s], g[2 * t.S + s] + t.bias[2 * t.S + s]);
+  }
+}
+
+// dG into a contiguous [B, 3S] buffer, and d_old_cell.
+// One batch row per grid row (blockIdx.y), so no 64-bit division per element.
+template <typename T>
+__global__ void backward_pointwise(BackwardTensors<T> t, T* dG) {
+  const int G = 3 * t.S;
+  for (int b = blockIdx.y; b < t.B; b += gridDim.y)
+    for (int g = blockIdx.x * blockDim.x + threadIdx.x; g < G; g += gridDim.x * blockDim.x) {
+      T d_cell;
+      dG[int64_t(b) * G + g] = gate_gradient(t, b, g, d_cell);
+      if (g < t.S) t.d_old_cell[b][g] = d_cell;
+    }
+}
+
+// d_bias[n] = sum over b of dG[b][n].
+template <typename T>
+__global__ void bias_sum(BackwardTensors<T> t, const T* dG) {
+  const int G = 3 * t.S;
+  for (int n = blockIdx.x * blockDim.x + threadIdx.x; n < G; n += gridDim.x * blockDim.x) {
+    T sum = 0;
+    for (int b = 0; b < t.B; ++b) sum += dG[int64_t(b) * G + n];
+    T& db = t.d_bias[n];
+    db = (t.accumulate ? db : T(0)) + sum;
+  }
+}
+
+// C = op(A) op(B) + beta C
+void gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* A, int lda,
+          const float* B, int ldb, float* C, int ldc, float beta = 0) {
+  const float one = 1;
+  LLTM_CUDA_CHECK(cublasSgemm(h, ta, tb, m, n, k, &one, A, lda, B, ldb, &beta, C, ldc));
+}
+
+void gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const double* A, int lda,
+          const double* B, int ldb, double* C, int ldc, double beta = 0) {
+  const double one = 1;
+  LLTM_CUDA_CHECK(cublasDgemm(h, ta, tb, m, n, k, &one, A, lda, B, ldb, &beta, C, ldc));
+}
+
+// A row-major [rows, cols] tensor as cuBLAS sees it: `data` with leading
+// dimension `ld`; `transposed` when it is stored column-major instead.
+// Other layouts are copied into `scratch` first.
+template <typename T>
+struct BlasMatrix {
+  const T* data;
+  int ld;
+  bool transposed;
+};
+
+bool row_major(const lltm_tensor& t) { return t.strides[1] == 1 && t.strides[0] >= t.sizes[1]; }
+bool column_major(const lltm_tensor& t) { return t.strides[0] == 1 && t.strides[1] >= t.sizes[0]; }
+
+// Scratch for blas_matrix: empty when the tensor can be used in place.
+Scratch blas_scratch(const lltm_tensor& t, int32_t dtype) {
+  const bool in_place = row_major(t) || column_major(t);
+  return Scratch(in_place ? 0 : size_t(numel(t) * dtype_bytes(dtype)));
+}
+
+template <typename T>
+BlasMatrix<T> blas_matrix(const lltm_tensor& t, const Scratch& scratch, int32_t dtype, cudaStream_t stream) {
+  if (row_major(t)) return {static_cast<const T*>(t.data), int(t.strides[0]), false};
+  if (column_major(t)) return {static_cast<const T*>(t.data), int(t.strides[1]), true};
+  strided_copy(contiguous_like(t, scratch.as<void>()), t, dtype, stream);
+  return {scratch.as<T>(), int(t.sizes[1]), false};
+}
+}  // namespace
+
+template <typename T>
+void cublas_forward(const ForwardArgs& a, DeviceState& dev) {
+  constexpr int32_t dtype = dtype_of<T>();
+  const int64_t B = a.n.batch, S = a.n.state, K = S + a.n.features;
+  const ForwardTensors<T> t = forward_tensors<T>(a);
+  const int64_t G = 3 * S;
+  // X: the output itself when cuBLAS can read it, else a contiguous copy beside it.
+  const bool x_direct = is_contiguous(*a.X);
+  Scratch x_scratch(x_direct ? 0 : size_t(B * K) * sizeof(T));
+  T* Xc = x_direct ? static_cast<T*>(a.X->data) : x_scratch.as<T>();
+  launch("cat_kernel", cat_kernel<T>, dim3(grid_blocks(B * K)), dim3(kBlockThreads), 0, dev.stream, t, Xc, !x_direct);
+  const Scratch w_scratch = blas_scratch(*a.weights, dtype);
+  const BlasMatrix<T> W = blas_matrix<T>(*a.weights, w_scratch, dtype, dev.stream);
+  Scratch g_scratch(size_t(B * G) * sizeof(T));
+  // Row-major G [B, 3S] is column-major G^T [3S, B] = W [3S, K] . X^T [K, B].
+  gemm(dev.blas, W.transposed ? CUBLAS_OP_N : CUBLAS_OP_T, CUBLAS_OP_N, int(G), int(B), int(K), W.data, W.ld, Xc,
+       int(K), g_scratch.as<T>(), int(G));
+  launch("forward_pointwise", forward_pointwise<T>, dim3(grid_blocks(B * S)), dim3(kBlockThreads), 0, dev.stream, t, g_scratch.as<T>());
+}
+
+template <typename T>
+void cublas_backward(const BackwardArgs& a, DeviceState& dev) {
+  constexpr int32_t dtype = dtype_of<T>();
+  const int64_t B = a.n.batch, S = a.n.state, F = a.n.features, K = S + F, G = 3 * S;
+  const BackwardTensors<T> t = backward_tensors<T>(a);
+  Scratch d_gates(size_t(B * G) * sizeof(T));
+  const dim3 pointwise_grid(grid_blocks(G), grid_rows(B));
+  launch("backward_pointwise", backward_pointwise<T>, dim3(pointwise_grid), dim3(kBlockThreads), 0, dev.stream, t, d_gates.as<T>());
+  launch("bias_sum", bias_sum<T>, dim3(grid_blocks(G)), dim3(kBlockThreads), 0, dev.stream, t, d_gates.as<T>());
+  const T* dG = d_gates.as<T>();
+  const Scratch x_scratch = blas_scratch(*a.X, dtype);
+  const BlasMatrix<T> X = blas_matrix<T>(*a.X, x_scratch, dtype, dev.stream);
+  const Scratch w_scratch = blas_scratch(*a.weights, dtype);
+  const BlasMatrix<T> W = blas_matrix<T>(*a.weights, w_scratch, dtype, dev.stream);
+
+  // Results land in the outputs when they are row-major, else in scratch and
+  // then a strided copy (or sum, when accumulating).
+  auto product = [&](const lltm_tensor& out, bool accumulate, auto&& compute) {
+    if (row_major(out)) {
+      compute(static_cast<T*>(out.data), int(out.strides[0]), T(accumulate ? 1 : 0));
+      return;
+    }
+    Scratch staged(size_t(out.sizes[0] * out.sizes[1]) * sizeof(T));
+    compute(staged.as<T>(), int(out.sizes[1]), T(0));
+    const lltm_tensor c = contiguous_like(out, staged.as<void>());
+    if (accumulate)
+      strided_axpy(out, 1.0, c, dtype, dev.stream);
+    else
+      strided_copy(out, c, dtype, dev.stream);
+  };
+  // d_weights [3S, K] row-major = column-major [K, 3S] = X^T [K, B] . dG [B, 3S].
+  product(*a.d_weights, a.accumulate, [&](T* C, int ldc, T beta) {
+    gemm(dev.blas, X.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_T, int(K), int(G), int(B), X.data, X.ld, dG,
+         int(G), C, ldc, beta);
+  });
+  // dX [B, K] = dG W; its column blocks are d_old_h (W's first S columns) and d_input.
+  // Column-major: d_old_h^T [S, B] = W[:, :S]^T [S, 3S] . dG^T [3S, B].
+  auto columns = [&](int64_t first) { return W.transposed ? W.data + first * W.ld : W.data + first; };
+  product(*a.d_old_h, false, [&](T* C, int ldc, T) {
+    gemm(dev.blas, W.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, int(S), int(B), int(G), columns(0), W.ld,
+         dG, int(G), C, ldc);
+  });
+  product(*a.d_input, false, [&](T* C, int ldc, T) {
+    gemm(dev.blas, W.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, int(F), int(B), int(G), columns(S), W.ld,
+         dG, int(G), C, ldc);
+  });
+}
+
+template void cublas_forward<float>(const ForwardArgs&, DeviceState&);
+template void cublas_forward<double>(const ForwardArgs&, DeviceState&);
+template void cublas_backward<float>(const BackwardArgs&, DeviceState&);
+template void cublas_backward<double>(const BackwardArgs&, DeviceState&);
+
+}  // namespace lltm::cuda
+#else
+#include <string>
+
+namespace lltm::cuda {
+
+void no_cublas(const char* fn) {
+  fail(LLTM_ERR_BACKEND_UNAVAILABLE, std::string(fn) +
+                                         ": the cuBLAS path was asked for (LLTM_CUDA_KERNELS=cublas), but this build "
+                                         "of liblltm_cuda has no cuBLAS; unset LLTM_CUDA_KERNELS or rebuild with cuBLAS");
+}
+
+}  // namespace lltm::cuda
+#endif
