@@ -10,9 +10,10 @@ import { type LibraryInfo, libraryInfo, prepareBinding } from "./native/index.ts
 await prepareBinding();
 
 export {
-  type GradientTarget, isGradEnabled, linear, lltmCell, LLTMFunction, lltmSequence, noGrad, type SequenceOutputs,
+  add, crossEntropy, type CrossEntropyOptions, embedding, type GradientTarget, isGradEnabled, linear, lltmCell, LLTMFunction,
+  lltmSequence, mean, mul, noGrad, type Reduction, scale, type SequenceOutputs, softmax, stack, sub, sum,
 } from "./autograd/index.ts";
-export { stack } from "./autograd/functions/stack.ts";
+export { argmax, multinomial, type MultinomialOptions } from "./ops/sampling.ts";
 export {
   type Checkpoint, decodeCheckpoint, type LoadCheckpointOptions, loadCheckpoint, saveCheckpoint, type SkippedTensor,
 } from "./checkpoint.ts";
@@ -43,7 +44,7 @@ export {
   LLTMLayer, type LLTMLayerOptions, type LLTMSequence, type LLTMStep, type Parameter, type SequenceOptions, type State,
 } from "./module.ts";
 export {
-  Dropout, Linear, type LinearOptions, LLTM, LLTMCell, type LLTMOptions, type LLTMOutput, type LLTMState, type LoadStateDictOptions,
+  clipGradNorm_, Dropout, Embedding, Linear, type LinearOptions, LLTM, LLTMCell, type LLTMOptions, type LLTMOutput, type LLTMState, type LoadStateDictOptions,
   Module, ModuleList, type ParameterOptions, Sequential, type TensorModule,
 } from "./nn/index.ts";
 export {
