@@ -1,5 +1,5 @@
 /**
- * The main job: trains an LLTM on the adding problem, a task that needs
+ * The adding problem (npm run adding): trains an LLTM on a task that needs
  * memory. Each sequence has T steps of two features, a value in [0, 1) and a
  * marker; exactly two steps are marked, one in each half, and the target is
  * the mean of the two marked values. The prediction is the first unit of the

@@ -44,18 +44,15 @@ export class Sequential extends ModuleList<TensorModule> {
     super(modules, "Sequential");
   }
 
-  /**
-   * Runs every module in turn. The tensors between them are the tape's (disposed by backward()) when it
-   * records, else freed here as soon as the next module has run.
-   */
+  /** Runs every module in turn; the tensors between them are freed as soon as the next module has run (what the tape needs of them it keeps). */
   forward(x: Tensor): Tensor {
     this.assertLive("Sequential.forward");
     let current = x;
     for (const m of this) {
       const next = m.forward(current);
-      if (current !== x && !current.requiresGrad) current.dispose();
+      if (current !== x) current.dispose();
       current = next;
     }
-    return current === x ? x.detach() : current;
+    return current === x ? x.retain() : current;
   }
 }

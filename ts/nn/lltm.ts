@@ -97,8 +97,11 @@ export interface LLTMOptions extends ParameterOptions {
   batchFirst?: boolean;
 }
 
-/** What LLTM.forward returns: every step's output of the last layer, and every layer's and direction's final state. */
-export interface LLTMOutput extends LLTMState {
+/**
+ * What LLTM.forward returns: every step's output of the last layer, and every layer's and direction's final
+ * state; disposing it disposes all three (`using out = lltm.forward(x)`).
+ */
+export interface LLTMOutput extends LLTMState, Disposable {
   /** [T, B, directions·S] ([B, T, directions·S] with batchFirst). */
   output: Tensor;
 }
@@ -213,7 +216,13 @@ export class LLTM extends Module {
         output = input.transpose(0, 1);
         input.dispose();
       }
-      return { output, h: stack(lastH), c: stack(lastC) };
+      const h = stack(lastH), c = stack(lastC);
+      return {
+        output, h, c,
+        [Symbol.dispose]() {
+          for (const t of [output, h, c]) t.dispose();
+        },
+      };
     } finally {
       // What the tape records it keeps (and backward() frees); the rest goes now.
       for (const t of owned) t.dispose();

@@ -48,8 +48,8 @@ export function embedding(ids: Tensor, weight: Tensor): Tensor {
   if (ids.dtype !== "int32") throw new LLTMError("INVALID_DTYPE", `${fn}: 'ids' must be int32 token ids, got ${ids.dtype}`);
   if (weight.ndim !== 2) throw new LLTMError("SHAPE_MISMATCH", `${fn}: 'weight' must be [V, D], got [${weight.shape.join(", ")}]`);
   const D = weight.shape[1]!;
+  using flat = withGradMode(false, () => ids.reshape([ids.numel]));
   const y = withGradMode(false, () => {
-    using flat = ids.reshape([ids.numel]);
     const out = Tensor.empty([ids.numel, D], { dtype: weight.dtype, device: weight.device });
     try {
       native.run(EMBEDDING, fn, [weight, flat, out]);
@@ -63,5 +63,5 @@ export function embedding(ids: Tensor, weight: Tensor): Tensor {
     return shaped;
   });
   if (!needsRecording([weight])) return y;
-  return recordOne(new EmbeddingNode(ids, weight), [ids, weight], y);
+  return recordOne(new EmbeddingNode(flat, weight), [ids, weight], y);
 }
