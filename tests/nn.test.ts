@@ -126,3 +126,20 @@ test("LLTM's batchFirst gives the transposed outputs of the time-major run; disp
   run();
   assertEquals(nativeMemory().liveBytes, before, "nothing held after disposal");
 });
+
+test("LLTM: a sequence run in two halves with the state carried gives the whole run's outputs and state", () => {
+  using lltm = new LLTM(3, 4, { dtype: "float64", seed: 2, layers: 2, bidirectional: false });
+  using x = Tensor.randn([6, 2, 3], { dtype: "float64", seed: 3 });
+  using first = x.narrow(0, 0, 3), second = x.narrow(0, 3, 3);
+  noGrad(() => {
+    using whole = lltm.forward(x);
+    using a = lltm.forward(first);
+    using b = lltm.forward(second, { h: a.h, c: a.c });
+    using tail = whole.output.narrow(0, 3, 3);
+    const close = (p: Tensor, q: Tensor, what: string) =>
+      values(p).forEach((v, i) => assert(Math.abs(v - values(q)[i]!) < 1e-14, `${what}[${i}]`));
+    close(b.output, tail, "outputs");
+    close(b.h, whole.h, "h");
+    close(b.c, whole.c, "c");
+  });
+});
