@@ -4,7 +4,7 @@
  * step leaves behind (none but the leaves' gradients).
  */
 import {
-  LLTM, LLTMCell, LLTMLayer, Linear, type Module, nativeMemory, noGrad, Sequential, stack, Tensor,
+  add, crossEntropy, Embedding, LLTM, LLTMCell, LLTMLayer, Linear, type Module, mseLoss, mul, nativeMemory, noGrad, scale, Sequential, softmax, stack, sub, Tensor,
 } from "../ts/index.ts";
 import { assert, assertEquals, assertThrowsLLTM, test } from "./harness.ts";
 
@@ -19,13 +19,13 @@ function dot(y: Tensor, weights: Float64Array): number {
 }
 
 /** Checks every parameter's .grad (and the input's) of loss = Σ R ⊙ forward(x) against central differences. */
-function checkGradients(modules: Module[], x: Tensor, forward: (x: Tensor) => Tensor, seed: number): void {
+function checkGradients(modules: Module[], x: Tensor, forward: (x: Tensor) => Tensor, seed: number, inputGrad = true): void {
   const probe = noGrad(() => forward(x));
   const shape = probe.shape;
   probe.dispose();
   using r = Tensor.randn(shape, { ...f64, seed });
   const weights = r.toTypedArray() as Float64Array;
-  x.requiresGrad_();
+  if (inputGrad) x.requiresGrad_();
   {
     using y = forward(x);
     y.backward(r);
@@ -35,7 +35,7 @@ function checkGradients(modules: Module[], x: Tensor, forward: (x: Tensor) => Te
     return dot(y, weights);
   });
   const eps = 1e-6;
-  const tensors: [string, Tensor][] = [["input", x]];
+  const tensors: [string, Tensor][] = inputGrad ? [["input", x]] : [];
   for (const m of modules) tensors.push(...m.namedParameters());
   for (const [name, p] of tensors) {
     const analytic = p.grad!.toTypedArray();
@@ -76,6 +76,38 @@ test("linear → 2-layer bidirectional LLTM → linear: every gradient matches c
     using o = out.output;
     return head.forward(o);
   }, 5);
+});
+
+test("embedding → 2-layer LLTM with dropout off → linear → crossEntropy: gradients match central differences (float64)", () => {
+  using embed = new Embedding(7, 3, { ...f64, seed: 1 });
+  using lltm = new LLTM(3, 4, { ...f64, seed: 2, layers: 2 });
+  using head = new Linear(4, 7, { ...f64, seed: 3 });
+  using ids = Tensor.fromTypedArray(new Int32Array([0, 3, 6, 2, 2, 5, 1, 4, 6, 0]), [5, 2]);
+  using targets = Tensor.fromTypedArray(new Int32Array([3, 6, 2, 2, 5, 1, 4, 6, 0, 1]));
+  for (const reduction of ["mean", "sum"] as const) {
+    for (const m of [embed, lltm, head]) m.zeroGrad(true);
+    checkGradients([embed, lltm, head], ids, (input) => {
+      using x = embed.forward(input);
+      using out = lltm.forward(x);
+      using logits = head.forward(out.output);
+      using flat = logits.reshape([10, 7]);
+      return crossEntropy(flat, targets, { reduction });
+    }, 12, false);
+  }
+});
+
+test("add, sub, mul, scale, softmax and mseLoss: gradients match central differences (float64)", () => {
+  using y = Tensor.randn([3, 4], { ...f64, seed: 20 });
+  using target = Tensor.randn([3, 4], { ...f64, seed: 21 });
+  using x = Tensor.randn([3, 4], { ...f64, seed: 22 });
+  checkGradients([], x, (input) => {
+    using a = add(input, y, 0.5);
+    using b = mul(a, input);
+    using c = scale(b, -1.5);
+    using d = sub(c, input);
+    using p = softmax(d);
+    return mseLoss(p, target);
+  }, 23);
 });
 
 test("batch-first LLTM from a given state, through its final h and c, matches central differences (float64)", () => {

@@ -11,7 +11,7 @@ await prepareBinding();
 
 export {
   add, crossEntropy, type CrossEntropyOptions, embedding, type GradientTarget, isGradEnabled, linear, lltmCell, LLTMFunction,
-  lltmSequence, mean, mul, noGrad, type Reduction, scale, type SequenceOutputs, softmax, stack, sub, sum,
+  lltmSequence, mean, mseLoss, mul, noGrad, type Reduction, scale, type SequenceOutputs, softmax, stack, sub, sum,
 } from "./autograd/index.ts";
 export { argmax, multinomial, type MultinomialOptions } from "./ops/sampling.ts";
 export {

@@ -4,6 +4,7 @@ export { crossEntropy, type CrossEntropyOptions, type Reduction } from "./functi
 export { add, mean, mul, scale, softmax, sub, sum } from "./functions/elementwise.ts";
 export { embedding } from "./functions/embedding.ts";
 export { linear } from "./functions/linear.ts";
+export { mseLoss } from "./functions/mse_loss.ts";
 export { lltmCell, lltmSequence, type SequenceOutputs } from "./functions/lltm.ts";
 export { stack } from "./functions/stack.ts";
 export { type GradientTarget, LLTMFunction } from "./lltm_function.ts";
