@@ -1,21 +1,13 @@
 // liblltm_cuda's one export: the DeviceBackend table that liblltm loads.
-// run() is one switch on the op id, each op in its own file under ops/.
+// run() finds the op's kernel in the registry its file under ops/ fills
+// (runtime/op_registry.h).
 #include <string>
 
 #include "backend.h"
-#include "ops/adam_step.cuh"
-#include "ops/axpy.cuh"
-#include "ops/backward.cuh"
 #include "ops/copy.cuh"
-#include "ops/fill.cuh"
-#include "ops/forward.cuh"
-#include "ops/linear.cuh"
-#include "ops/linear_backward.cuh"
-#include "ops/sequence_backward.cuh"
-#include "ops/sequence_forward.cuh"
-#include "ops/sgd_step.cuh"
 #include "runtime/device.h"
 #include "runtime/memory_pool.h"
+#include "runtime/op_registry.h"
 #include "runtime/transfer.h"
 #include "status.h"
 
@@ -41,33 +33,13 @@ std::string entry_name(int32_t op) {
 }
 
 void run(const OpCall& call, int device) {
-  switch (call.op) {
-    case LLTM_OP_FORWARD:
-      return op_forward(call, device);
-    case LLTM_OP_BACKWARD:
-      return op_backward(call, device);
-    case LLTM_OP_SEQUENCE_FORWARD:
-      return op_sequence_forward(call, device);
-    case LLTM_OP_SEQUENCE_BACKWARD:
-      return op_sequence_backward(call, device);
-    case LLTM_OP_FILL:
-      return op_fill(call, device);
-    case LLTM_OP_AXPY:
-      return op_axpy(call, device);
-    case LLTM_OP_SGD_STEP:
-      return op_sgd_step(call, device);
-    case LLTM_OP_ADAM_STEP:
-      return op_adam_step(call, device);
-    case LLTM_OP_LINEAR:
-      return op_linear(call, device);
-    case LLTM_OP_LINEAR_BACKWARD:
-      return op_linear_backward(call, device);
-    case LLTM_OP_COPY:
-      // Its source may live elsewhere, which an OpCall cannot say.
-      fail(LLTM_ERR_INTERNAL, "lltm_copy: a copy reaches the CUDA backend through its copy entry, not run");
-    default:
-      fail(LLTM_ERR_BACKEND_UNAVAILABLE, entry_name(call.op) + ": the CUDA backend has no kernel for this op");
-  }
+  // COPY's source may live elsewhere, which an OpCall cannot say: it arrives through the copy entry.
+  if (call.op == LLTM_OP_COPY)
+    fail(LLTM_ERR_INTERNAL, "lltm_copy: a copy reaches the CUDA backend through its copy entry, not run");
+  const OpRunner runner = op_runner(call.op);
+  if (runner == nullptr)
+    fail(LLTM_ERR_BACKEND_UNAVAILABLE, entry_name(call.op) + ": the CUDA backend has no kernel for this op");
+  runner(call, device);
 }
 
 int32_t device_count_entry() { return device_count(); }

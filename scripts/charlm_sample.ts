@@ -4,7 +4,7 @@
  * the logits divided by the temperature (multinomial, from a counter-based
  * generator keyed by the seed), fed back with the state carried along.
  */
-import { multinomial, noGrad, scale, softmax, Tensor } from "../ts/index.ts";
+import { Generator, multinomial, noGrad, scale, softmax, Tensor } from "../ts/index.ts";
 import { type CharLM, encode } from "./charlm_model.ts";
 
 export interface SampleOptions {
@@ -14,7 +14,8 @@ export interface SampleOptions {
 
 /** The prompt followed by `length` sampled characters. */
 export function sample(model: CharLM, prompt: string, length: number, options: SampleOptions = {}): string {
-  const temperature = options.temperature ?? 0.8, seed = options.seed ?? 0;
+  const temperature = options.temperature ?? 0.8;
+  const generator = new Generator(options.seed ?? 0);
   const vocabulary = model.config.vocabulary;
   const device = model.parameters()[0]!.device;
   const wasTraining = model.training;
@@ -37,7 +38,7 @@ export function sample(model: CharLM, prompt: string, length: number, options: S
         using row = lastStep.reshape([1, vocabulary.length]);
         using tempered = scale(row, 1 / temperature);
         using probs = softmax(tempered);
-        const next = multinomial(probs, { seed, offset: i });
+        const next = multinomial(probs, { generator });
         const id = next.toTypedArray()[0]!;
         out += vocabulary[id];
         ids = next.reshape([1, 1]);

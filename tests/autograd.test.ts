@@ -101,7 +101,7 @@ test("add, sub, mul, scale, softmax and mseLoss: gradients match central differe
   using target = Tensor.randn([3, 4], { ...f64, seed: 21 });
   using x = Tensor.randn([3, 4], { ...f64, seed: 22 });
   checkGradients([], x, (input) => {
-    using a = add(input, y, 0.5);
+    using a = add(input, y, { alpha: 0.5 });
     using b = mul(a, input);
     using c = scale(b, -1.5);
     using d = sub(c, input);

@@ -82,8 +82,8 @@ test("the library's shape errors come back with the TypeScript names of the call
   using flatH = Tensor.randn([8], o);
   assertThrowsLLTM(() => lltmForward(x, w, b, flatH, c), "SHAPE_MISMATCH", /^lltmForward: 'oldH' must have 2 dimensions, got \[8\]$/);
   using a = Tensor.zeros([2, 3], o), t = Tensor.zeros([3, 2], o);
-  assertThrowsLLTM(() => a.copyFrom(t), "SHAPE_MISMATCH", /^copyFrom: 'src' has shape \[3, 2\] but the tensor has shape \[2, 3\]/);
-  assertThrowsLLTM(() => a.add_(t), "SHAPE_MISMATCH", /^add_: 'other' has shape \[3, 2\] but the tensor has shape \[2, 3\]/);
+  assertThrowsLLTM(() => a.copyFrom(t), "SHAPE_MISMATCH", /^copyFrom: the tensor has shape \[2, 3\] but 'src' has shape \[3, 2\]/);
+  assertThrowsLLTM(() => a.add_(t), "SHAPE_MISMATCH", /^add_: the tensor has shape \[2, 3\] but 'other' has shape \[3, 2\]/);
 });
 
 test("one LLTMFunction.backward, with or without an accumulation target, gives the same gradients", () => {

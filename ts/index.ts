@@ -10,11 +10,6 @@ import { type LibraryInfo, libraryInfo, prepareBinding } from "./native/index.ts
 await prepareBinding();
 
 export {
-  add, crossEntropy, type CrossEntropyOptions, embedding, type GradientTarget, isGradEnabled, linear, lltmCell, LLTMFunction,
-  lltmSequence, mean, mseLoss, mul, noGrad, type Reduction, scale, type SequenceOutputs, softmax, stack, sub, sum,
-} from "./autograd/index.ts";
-export { argmax, multinomial, type MultinomialOptions } from "./ops/sampling.ts";
-export {
   type Checkpoint, decodeCheckpoint, type LoadCheckpointOptions, loadCheckpoint, saveCheckpoint, type SkippedTensor,
 } from "./checkpoint.ts";
 export { cuda } from "./cuda.ts";
@@ -28,6 +23,18 @@ export {
   type LLTMStateGradients,
 } from "./ops/lltm.ts";
 export { linearBackward, type LinearBackwardOptions, type LinearGradients } from "./ops/linear.ts";
+export { argmax } from "./ops/argmax.ts";
+export { crossEntropyBackward, type CrossEntropyOptions, type Reduction } from "./ops/cross_entropy.ts";
+export { embeddingBackward } from "./ops/embedding.ts";
+export { mseLossBackward } from "./ops/mse_loss.ts";
+export { mulBackward, type MulGradients } from "./ops/mul.ts";
+export { Generator, multinomial } from "./ops/multinomial.ts";
+export { softmaxBackward } from "./ops/softmax.ts";
+export { sumBackward } from "./ops/sum.ts";
+export {
+  add, cat, crossEntropy, embedding, type GradientTarget, isGradEnabled, linear, lltmCell, LLTMFunction, lltmSequence, mean,
+  mseLoss, mul, noGrad, scale, type SequenceOutputs, softmax, stack, sub, sum,
+} from "./autograd/index.ts";
 export {
   type LLTMSequenceBackwardResult, lltmSequenceBackward, lltmSequenceBackwardAccumulate, type LLTMSequenceForwardResult,
   lltmSequenceForward, type LLTMSequenceStateGradients, type SequenceForwardOptions,
@@ -44,8 +51,8 @@ export {
   LLTMLayer, type LLTMLayerOptions, type LLTMSequence, type LLTMStep, type Parameter, type SequenceOptions, type State,
 } from "./module.ts";
 export {
-  clipGradNorm_, Dropout, Embedding, Linear, type LinearOptions, LLTM, LLTMCell, type LLTMOptions, type LLTMOutput, type LLTMState, type LoadStateDictOptions,
-  Module, ModuleList, type ParameterOptions, Sequential, type TensorModule,
+  clipGradNorm_, Dropout, Embedding, Linear, type LinearOptions, LLTM, LLTMCell, type LLTMOptions, type LLTMOutput, type LLTMState,
+  type LoadStateDictOptions, Module, ModuleList, type ParameterOptions, Sequential, type TensorModule,
 } from "./nn/index.ts";
 export {
   Adam, type AdamOptions, AdamW, type AdamWOptions, CosineAnnealingLR, LambdaLR, LRScheduler, Optimizer, type OptimizerState,

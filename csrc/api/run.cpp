@@ -69,7 +69,7 @@ void run_op(const char* fn, const ops::OpSchema& op, const lltm_call& given) {
     return;
   }
   const DeviceBackend* backend = device_for(given.device_kind, given.device_index, fn);
-  if (!needs_staging(c)) {
+  if (c.converted == 0) {
     run_on(c, backend);
     return;
   }

@@ -10,14 +10,6 @@
 
 namespace lltm::api {
 
-bool needs_staging(const ops::Checking& c) {
-  for (int k = 0; k < c.op.n_slots; ++k) {
-    const lltm_tensor* t = c.call.tensors[k];
-    if (t != nullptr && is_float_dtype(t->dtype) && t->dtype != c.call.compute) return true;
-  }
-  return false;
-}
-
 namespace {
 
 // The bytes of a contiguous copy of t in `dtype`; a broadcast view's count may pass 64 bits.
@@ -45,10 +37,10 @@ Staging::Staging(ops::Checking& c, const DeviceBackend* backend, int32_t device)
 void Staging::stage() {
   ops::Checking& c = c_;
   const bool accumulate = (c.call.flags & LLTM_ACCUMULATE_PARAM_GRADS) != 0 && c.op.flags & LLTM_ACCUMULATE_PARAM_GRADS;
-  for (int k = 0; k < c.op.n_slots; ++k) {
+  for (uint32_t m = c.converted; m != 0; m &= m - 1) {
+    const int k = __builtin_ctz(m);
     const lltm_tensor* t = c.call.tensors[k];
     const ops::SlotSchema& slot = c.op.slots[k];
-    if (t == nullptr || !is_float_dtype(t->dtype) || t->dtype == c.call.compute) continue;
     // Counted as the caller's view: a broadcast input stays small only if copied as is, so its
     // temporary has the view's full sizes (check_tensor bounds them).
     tensors_[k] = contiguous_like(*t, nullptr);

@@ -34,7 +34,4 @@ class Staging {
   lltm_tensor tensors_[LLTM_MAX_SLOTS];
 };
 
-// Whether any FLOAT tensor of the call has a dtype other than its compute type.
-bool needs_staging(const ops::Checking& c);
-
 }  // namespace lltm::api

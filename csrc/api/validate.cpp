@@ -36,61 +36,94 @@ void check_given(const Checking& c) {
     fail(LLTM_ERR_INVALID_ARGUMENT, std::string(c.fn) + ": unknown bits in flags " + std::to_string(c.given.flags));
 }
 
-// Each present tensor on its own, then its dtype against its slot's class
-// (lltm_ops.def: FLOAT unless the slot says INDEX, ANY_TYPE or BYTES); the
-// compute type is that of the first FLOAT tensor, or the INDEX type of a call
-// that has none.
+// The FLOAT dtypes as bits, and each one's compute type.
+constexpr uint64_t float_dtype_bits() {
+  uint64_t bits = 0;
+  for (int32_t code = 0; code < kDtypeCount; ++code)
+    if (is_float_dtype(code)) bits |= uint64_t(1) << code;
+  return bits;
+}
+constexpr uint64_t kFloatDtypes = float_dtype_bits();
+static_assert(kDtypeCount <= 64, "dtype codes index a 64-bit mask");
+
+[[noreturn]] void refuse_dtype(const Checking& c, int k, int first) {
+  const SlotSchema& slot = c.op.slots[k];
+  const int64_t dtype = c.given.tensors[k].dtype;
+  if (slot.bytes())
+    fail(LLTM_ERR_INVALID_DTYPE, quoted(c.fn, slot.name) + " has dtype " + dtype_text(dtype) + "; expected " +
+                                     kDtypes[LLTM_UINT8].name);
+  if (first < 0)
+    fail(LLTM_ERR_INVALID_DTYPE, quoted(c.fn, slot.name) + " has dtype " + dtype_text(dtype) +
+                                     ", which is not a float type");
+  fail(LLTM_ERR_INVALID_DTYPE, quoted(c.fn, slot.name) + " has dtype " + dtype_text(dtype) + " but '" +
+                                   c.op.slots[first].name + "' has dtype " + dtype_text(c.given.tensors[first].dtype) +
+                                   "; float64 mixes with no other type");
+}
+
+// The INDEX tensors of a call: those of INDEX slots, which must hold int32,
+// and of ANY_TYPE slots holding it, whose class all ANY_TYPE tensors share.
+uint32_t check_index_tensors(Checking& c, uint32_t slots, const int64_t* last) {
+  const OpSchema& op = c.op;
+  for (uint32_t m = slots & op.index_slots; m != 0; m &= m - 1) {
+    const int k = __builtin_ctz(m);
+    const int64_t dtype = c.given.tensors[k].dtype;
+    if (!is_index_dtype(dtype))
+      fail(LLTM_ERR_INVALID_DTYPE, quoted(c.fn, op.slots[k].name) + " has dtype " + dtype_text(dtype) + "; expected " +
+                                       kDtypes[LLTM_INT32].name + " (indices)");
+  }
+  uint32_t index = slots & op.index_slots;
+  const uint32_t any = slots & op.any_type_slots;
+  if (any != 0) {
+    const int first = __builtin_ctz(any);
+    const int64_t first_dtype = c.given.tensors[first].dtype;
+    for (uint32_t m = any; m != 0; m &= m - 1) {
+      const int k = __builtin_ctz(m);
+      const int64_t dtype = c.given.tensors[k].dtype;
+      if (is_index_dtype(dtype) != is_index_dtype(first_dtype) || (is_index_dtype(dtype) && dtype != first_dtype))
+        fail(LLTM_ERR_INVALID_DTYPE, quoted(c.fn, op.slots[k].name) + " has dtype " + dtype_text(dtype) + " but '" +
+                                         op.slots[first].name + "' has dtype " + dtype_text(first_dtype) +
+                                         "; float and integer tensors do not mix");
+      if (is_index_dtype(dtype)) index |= 1u << k;
+    }
+    // A call of INDEX tensors only (CAT of int32) computes in their type.
+    if (is_index_dtype(first_dtype)) c.call.compute = int32_t(first_dtype);
+  }
+  for (uint32_t m = index; m != 0; m &= m - 1) {
+    const int k = __builtin_ctz(m);
+    c.spans[k] = span_of(c.given.tensors[k], last[k], kDtypes[c.given.tensors[k].dtype].bytes);
+  }
+  return index;
+}
+
+// Each present tensor on its own (check_tensor), then the dtypes; the
+// compute type is that of the first FLOAT slot.
 void check_tensors(Checking& c, uint32_t slots, int64_t* last) {
   const OpSchema& op = c.op;
-  for (int k = 0; k < op.n_slots; ++k) {
-    if ((slots >> k & 1u) == 0 || op.slots[k].bytes()) continue;
-    last[k] = check_tensor(&c.given.tensors[k], c.fn, op.slots[k].name, op.slots[k].writes());
+  const uint32_t floats = slots & ~op.bytes_slots;
+  for (uint32_t m = floats; m != 0; m &= m - 1) {
+    const int k = __builtin_ctz(m);
+    last[k] = check_tensor(&c.given.tensors[k], c.fn, op.slots[k].name, (op.write_slots >> k & 1u) != 0);
   }
-  int first = -1, first_any = -1;
-  for (int k = 0; k < op.n_slots; ++k) {
-    if ((slots >> k & 1u) == 0) continue;
-    const SlotSchema& slot = op.slots[k];
+  for (uint32_t m = slots & op.bytes_slots; m != 0; m &= m - 1) {
+    const int k = __builtin_ctz(m);
+    if (c.given.tensors[k].dtype != LLTM_UINT8) refuse_dtype(c, k, -1);
+  }
+  int first = -1;
+  const bool converts = ops::op_hooks(op.id).converts;
+  for (uint32_t m = floats & ~check_index_tensors(c, floats, last); m != 0; m &= m - 1) {
+    const int k = __builtin_ctz(m);
     const int64_t dtype = c.given.tensors[k].dtype;
-    if (slot.bytes()) {
-      if (dtype != LLTM_UINT8)
-        fail(LLTM_ERR_INVALID_DTYPE, quoted(c.fn, slot.name) + " has dtype " + dtype_text(dtype) + "; expected " +
-                                         kDtypes[LLTM_UINT8].name);
-      continue;
-    }
-    if (slot.index()) {
-      if (!is_index_dtype(dtype))
-        fail(LLTM_ERR_INVALID_DTYPE, quoted(c.fn, slot.name) + " has dtype " + dtype_text(dtype) + "; expected " +
-                                         kDtypes[LLTM_INT32].name + " (indices)");
-    } else if (slot.any_type()) {
-      if (!is_float_dtype(dtype) && !is_index_dtype(dtype))
-        fail(LLTM_ERR_INVALID_DTYPE, quoted(c.fn, slot.name) + " has dtype " + dtype_text(dtype) +
-                                         ", which is neither a float type nor " + kDtypes[LLTM_INT32].name);
-      if (first_any < 0) {
-        first_any = k;
-      } else if (is_index_dtype(dtype) != is_index_dtype(c.given.tensors[first_any].dtype) ||
-                 (is_index_dtype(dtype) && dtype != c.given.tensors[first_any].dtype)) {
-        fail(LLTM_ERR_INVALID_DTYPE, quoted(c.fn, slot.name) + " has dtype " + dtype_text(dtype) + " but '" +
-                                         op.slots[first_any].name + "' has dtype " +
-                                         dtype_text(c.given.tensors[first_any].dtype) +
-                                         "; float and integer tensors do not mix");
-      }
-    } else if (!is_float_dtype(dtype)) {
-      fail(LLTM_ERR_INVALID_DTYPE, quoted(c.fn, slot.name) + " has dtype " + dtype_text(dtype) +
-                                       ", which is not a float type");
-    }
-    c.spans[k] = span_of(c.given.tensors[k], last[k], kDtypes[dtype].bytes);
-    if (!is_float_dtype(dtype)) continue;
+    if (uint64_t(dtype) >= 64 || (kFloatDtypes >> dtype & 1u) == 0) refuse_dtype(c, k, -1);
+    const int32_t compute = compute_dtype(int32_t(dtype));
     if (first < 0) {
       first = k;
-      c.call.compute = compute_dtype(int32_t(dtype));
-    } else if (op.id != LLTM_OP_COPY && compute_dtype(int32_t(dtype)) != c.call.compute) {  // COPY converts any pair
-      fail(LLTM_ERR_INVALID_DTYPE, quoted(c.fn, slot.name) + " has dtype " + dtype_text(dtype) + " but '" +
-                                       op.slots[first].name + "' has dtype " +
-                                       dtype_text(c.given.tensors[first].dtype) +
-                                       "; float64 mixes with no other type");
+      c.call.compute = compute;
+    } else if (compute != c.call.compute && !converts) {
+      refuse_dtype(c, k, first);
     }
+    if (dtype != c.call.compute && !converts) c.converted |= 1u << k;
+    c.spans[k] = span_of(c.given.tensors[k], last[k], kDtypes[dtype].bytes);
   }
-  if (first < 0 && first_any >= 0) c.call.compute = int32_t(c.given.tensors[first_any].dtype);
 }
 
 void check_ranks_and_bind(Checking& c) {
@@ -128,8 +161,8 @@ void check_ranks_and_bind(Checking& c) {
 void check_shapes(const Checking& c, uint32_t slots) {
   const OpSchema& op = c.op;
   const int64_t* sizes = c.call.sizes;
-  for (int k = 0; k < op.n_slots; ++k) {
-    if ((slots >> k & 1u) == 0) continue;
+  for (uint32_t m = slots & op.shaped_slots; m != 0; m &= m - 1) {
+    const int k = __builtin_ctz(m);
     const SlotSchema& slot = op.slots[k];
     const lltm_tensor& t = c.given.tensors[k];
     if (slot.shape == ShapeKind::DIMS) {
@@ -142,7 +175,14 @@ void check_shapes(const Checking& c, uint32_t slots) {
                                           ", got " + shape_string(t));
       }
     } else if (slot.shape == ShapeKind::SAME_AS && (slots >> slot.same_as & 1u) != 0) {
-      check_same_sizes(c.fn, &t, slot.name, &c.given.tensors[slot.same_as], op.slots[slot.same_as].name);
+      // A SAME_VIEW slot is the second operand of the first (y += alpha x, dst = src) and is
+      // named second; any other is compared with the slot it copies (grad with param).
+      const lltm_tensor& other = c.given.tensors[slot.same_as];
+      const char* other_name = op.slots[slot.same_as].name;
+      if ((slot.bits & ops::decl::SAME_VIEW) != 0)
+        check_same_sizes(c.fn, &other, other_name, &t, slot.name);
+      else
+        check_same_sizes(c.fn, &t, slot.name, &other, other_name);
     }
     if ((slot.bits & ops::decl::CONTIGUOUS) != 0 && !is_contiguous(t))
       fail(LLTM_ERR_INVALID_SHAPE, quoted(c.fn, slot.name) + " must be contiguous");
@@ -177,25 +217,27 @@ void check_scalars(const Checking& c) {
 
 void check_overlap(const Checking& c) {
   const OpSchema& op = c.op;
-  Named named[LLTM_MAX_SLOTS];
-  Span spans[LLTM_MAX_SLOTS];
-  size_t n = 0, n_out = 0;
   uint32_t slots = c.overlap;
   // A SAME_VIEW slot that is the very same view as the first slot takes no part.
-  for (int k = 1; k < op.n_slots; ++k)
-    if ((slots >> k & 1u) != 0 && (op.slots[k].bits & ops::decl::SAME_VIEW) != 0 &&
-        c.given.tensors[k].dtype == c.given.tensors[0].dtype && same_view(c.given.tensors[k], c.given.tensors[0]))
+  for (uint32_t m = slots & op.same_view_slots; m != 0; m &= m - 1) {
+    const int k = __builtin_ctz(m);
+    if (c.given.tensors[k].dtype == c.given.tensors[0].dtype && same_view(c.given.tensors[k], c.given.tensors[0]))
       slots &= ~(1u << k);
-  for (int pass = 0; pass < 2; ++pass) {
-    for (int k = 0; k < op.n_slots; ++k) {
-      if ((slots >> k & 1u) == 0 || op.slots[k].writes() != (pass == 0)) continue;
-      named[n] = {&c.given.tensors[k], op.slots[k].name};
-      spans[n++] = c.spans[k];
-    }
-    if (pass == 0) n_out = n;
   }
-  if (n_out > 0 && any_overlap(spans, n_out, n))
-    refuse_overlap(c.fn, named, spans, n_out, named + n_out, spans + n_out, n - n_out);
+  const uint32_t outputs = slots & op.write_slots;
+  if (outputs == 0) return;
+  Span spans[LLTM_MAX_SLOTS];
+  size_t n = 0;
+  for (uint32_t m = outputs; m != 0; m &= m - 1) spans[n++] = c.spans[__builtin_ctz(m)];
+  const size_t n_out = n;
+  for (uint32_t m = slots & ~op.write_slots; m != 0; m &= m - 1) spans[n++] = c.spans[__builtin_ctz(m)];
+  if (!any_overlap(spans, n_out, n)) return;
+  Named named[LLTM_MAX_SLOTS];
+  n = 0;
+  for (uint32_t m = outputs; m != 0; m &= m - 1) named[n++] = {&c.given.tensors[__builtin_ctz(m)], op.slots[__builtin_ctz(m)].name};
+  for (uint32_t m = slots & ~op.write_slots; m != 0; m &= m - 1)
+    named[n++] = {&c.given.tensors[__builtin_ctz(m)], op.slots[__builtin_ctz(m)].name};
+  refuse_overlap(c.fn, named, spans, n_out, named + n_out, spans + n_out, n - n_out);
 }
 
 void start(Checking& c) {
@@ -216,11 +258,9 @@ void validate(Checking& c) {
   check_ranks_and_bind(c);
   check_shapes(c, present);
   check_scalars(c);
-  for (int k = 0; k < LLTM_MAX_SLOTS; ++k) c.call.tensors[k] = (present >> k & 1u) ? &c.given.tensors[k] : nullptr;
+  for (int k = 0; k < op.n_slots; ++k) c.call.tensors[k] = (present >> k & 1u) ? &c.given.tensors[k] : nullptr;
   for (int s = 0; s < op.n_scalars; ++s) c.call.scalars[s] = c.given.scalars[s];
-  c.overlap = present;
-  for (int k = 0; k < op.n_slots; ++k)
-    if (op.slots[k].bytes()) c.overlap &= ~(1u << k);
+  c.overlap = present & ~op.bytes_slots;
   if (const auto check = ops::op_hooks(op.id).check) check(c);
   check_overlap(c);
 }

@@ -1,5 +1,5 @@
-// COPY's own check: dst and src in the memory of different devices cannot
-// overlap, whatever their addresses.
+// COPY converts between any two float types itself; dst and src in the
+// memory of different devices cannot overlap, whatever their addresses.
 #include "ops/hooks.h"
 
 namespace lltm::ops {
@@ -13,6 +13,6 @@ void check(Checking& c) {
 
 }  // namespace
 
-LLTM_OP_HOOKS(COPY, check);
+LLTM_OP_HOOKS(COPY, check, nullptr, true);
 
 }  // namespace lltm::ops

@@ -21,6 +21,7 @@ struct Checking {
   OpCall& call;               // tensors (present slots), scalars, flags, sizes, compute
   Span spans[LLTM_MAX_SLOTS]; // of the present slots
   uint32_t overlap;           // the slots the overlap check covers (a hook adds its BYTES slots)
+  uint32_t converted = 0;     // the FLOAT slots whose dtype is not call.compute (staged through it)
 };
 
 struct OpHooks {
@@ -28,6 +29,9 @@ struct OpHooks {
   void (*check)(Checking& c) = nullptr;
   // The bytes the op's BYTES slot needs for call.sizes and call.compute.
   uint64_t (*buffer_bytes)(const OpCall& call, const char* fn) = nullptr;
+  // The op converts between its tensors' float types itself (COPY): any of
+  // them may meet in one call, and none is staged.
+  bool converts = false;
 };
 
 const OpHooks& op_hooks(int32_t op);

@@ -156,8 +156,16 @@ Table build() {
     slot.name = #slot_name;                                                                         \
     slot.bits = role;                                                                               \
     parse_shape(*op, slot, shape_rule);                                                             \
-    op->all |= 1u << op->n_slots;                                                                   \
-    if (!slot.optional()) op->required |= 1u << op->n_slots;                                        \
+    const uint32_t bit = 1u << op->n_slots;                                                         \
+    op->all |= bit;                                                                                 \
+    if (!slot.optional()) op->required |= bit;                                                      \
+    if (slot.bytes()) op->bytes_slots |= bit;                                                       \
+    if (slot.writes()) op->write_slots |= bit;                                                      \
+    if ((slot.bits & SAME_VIEW) != 0) op->same_view_slots |= bit;                                   \
+    if (slot.index()) op->index_slots |= bit;                                                       \
+    if (slot.any_type()) op->any_type_slots |= bit;                                                 \
+    if (!slot.bytes() && (slot.shape != ShapeKind::ANY || (slot.bits & CONTIGUOUS) != 0))           \
+      op->shaped_slots |= bit;                                                                      \
     ++op->n_slots;                                                                                  \
   }
 #define LLTM_SCALAR(scalar_name, scalar_kind, low, high)                                            \

@@ -19,18 +19,17 @@ constexpr uint32_t kRoles = IN | OUT | ACC;
 
 enum class ScalarKind { ANY, CLOSED, HALF_OPEN, INTEGER };
 
-// constant + sum of coef * size: one dimension of a shape rule ("3S", "S+F").
+// constant + c0 * size[l0] + c1 * size[l1]: one dimension of a shape rule
+// ("3S", "S+F", "2"); an unused part has coefficient 0.
 struct Term {
-  static constexpr int kMaxParts = 4;
+  static constexpr int kMaxParts = 2;
   int64_t constant = 0;
   int parts = 0;
   int8_t letter[kMaxParts] = {};  // 0 for 'A'
   int64_t coef[kMaxParts] = {};
 
   int64_t eval(const int64_t* sizes) const {
-    int64_t v = constant;
-    for (int p = 0; p < parts; ++p) v += coef[p] * sizes[letter[p]];
-    return v;
+    return constant + coef[0] * sizes[letter[0]] + coef[1] * sizes[letter[1]];
   }
 };
 
@@ -80,6 +79,13 @@ struct OpSchema {
   int ranked[LLTM_MAX_SLOTS];  // the slots named in the sizes, in order of mention
   uint32_t required = 0;       // given bits that must be set
   uint32_t all = 0;            // given bits of the op's slots
+  // Masks of slots, for the per-call checks.
+  uint32_t bytes_slots = 0;      // BYTES
+  uint32_t write_slots = 0;      // OUT, INOUT, ACC
+  uint32_t shaped_slots = 0;     // with a rule to check: [..], =slot or CONTIGUOUS
+  uint32_t same_view_slots = 0;  // SAME_VIEW
+  uint32_t index_slots = 0;      // INDEX
+  uint32_t any_type_slots = 0;   // ANY_TYPE
 };
 
 // The op with this code, or nullptr.

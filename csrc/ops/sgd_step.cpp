@@ -11,8 +11,7 @@ namespace {
 
 void check(Checking& c) {
   if (c.call.scalars[scalars::SGD_STEP::momentum] != 0.0 && c.call.tensors[slots::SGD_STEP::momentum_buffer] == nullptr)
-    fail(LLTM_ERR_NULL_POINTER,
-         std::string(c.fn) + ": 'momentum_buffer' is a null pointer; a momentum above 0 needs one");
+    fail(LLTM_ERR_NULL_POINTER, std::string(c.fn) + ": 'momentum_buffer' is a null pointer");
 }
 
 }  // namespace

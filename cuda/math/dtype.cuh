@@ -1,39 +1,22 @@
-// The element types of lltm_ops.def as device types: their sizes from the
-// table, a dispatch from a runtime dtype to the type, and the conversions
-// between the float types, each rounding once to nearest even.
+// The float types of lltm_ops.def as device types (their sizes checked
+// against the table's), a dispatch from a runtime dtype to the type, and the
+// conversions between them, each rounding once to nearest even.
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
-#include <string>
 
+#include "dispatch.h"
 #include "lltm.h"
-#include "status.h"
+#include "ops/dtypes.h"
 
 namespace lltm::cuda {
 
-// Bytes per element of `dtype`, from lltm_ops.def; 0 for an unknown one.
-constexpr int64_t dtype_bytes(int32_t dtype) {
-  switch (dtype) {
-#define LLTM_OP(ID, code, entry, sizes, flags)
-#define LLTM_SLOT(name, role, shape)
-#define LLTM_SCALAR(name, kind, lo, hi)
-#define LLTM_DTYPE(ID, code, name, bytes, cls) \
-  case LLTM_##ID:                              \
-    return bytes;
-#include "lltm_ops.def"
-#undef LLTM_DTYPE
-#undef LLTM_OP
-#undef LLTM_SLOT
-#undef LLTM_SCALAR
-  }
-  return 0;
-}
-
-static_assert(dtype_bytes(LLTM_FLOAT32) == sizeof(float) && dtype_bytes(LLTM_FLOAT64) == sizeof(double) &&
-                  dtype_bytes(LLTM_BFLOAT16) == sizeof(__nv_bfloat16) && dtype_bytes(LLTM_FLOAT16) == sizeof(__half),
+static_assert(kDtypes[LLTM_FLOAT32].bytes == sizeof(float) && kDtypes[LLTM_FLOAT64].bytes == sizeof(double) &&
+                  kDtypes[LLTM_BFLOAT16].bytes == sizeof(__nv_bfloat16) &&
+                  kDtypes[LLTM_FLOAT16].bytes == sizeof(__half),
               "the device types have the sizes lltm_ops.def declares");
 
 template <typename T>
@@ -55,8 +38,7 @@ void with_float_type(int32_t dtype, const char* fn, Body&& body) {
     case LLTM_FLOAT16:
       return body(TypeTag<__half>{});
     default:
-      fail(LLTM_ERR_INVALID_DTYPE, std::string(fn) + ": dtype " + std::to_string(dtype) +
-                                       " is not one of the float types (float32, float64, bfloat16, float16)");
+      refuse_dtype(dtype, fn, "a float type (float32, float64, bfloat16 or float16)");
   }
 }
 

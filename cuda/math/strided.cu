@@ -4,39 +4,15 @@
 #include "dispatch.h"
 #include "lltm_args.h"
 #include "math/dtype.cuh"
+#include "math/shape4.cuh"
 #include "math/strided.h"
+#include "ops/dtypes.h"
 #include "runtime/cuda_check.h"
 #include "runtime/launch.h"
 
 namespace lltm::cuda {
 
 namespace {
-
-// Sizes and strides by value, padded to four dimensions (leading sizes of 1).
-struct Shape4 {
-  int64_t size[4];
-  int64_t stride[4];
-};
-
-Shape4 shape4(const lltm_tensor& t) {
-  Shape4 s{{1, 1, 1, 1}, {0, 0, 0, 0}};
-  const int64_t pad = LLTM_MAX_DIMS - t.ndim;
-  for (int64_t d = 0; d < t.ndim; ++d) {
-    s.size[pad + d] = t.sizes[d];
-    s.stride[pad + d] = t.strides[d];
-  }
-  return s;
-}
-
-__device__ __forceinline__ int64_t offset_of(int64_t i, const Shape4& sizes, const Shape4& t) {
-  int64_t off = 0;
-  for (int d = 3; d >= 0; --d) {
-    const int64_t idx = i % sizes.size[d];
-    i /= sizes.size[d];
-    off += idx * t.stride[d];
-  }
-  return off;
-}
 
 template <typename T>
 __global__ void copy_kernel(T* dst, Shape4 dst_shape, const T* src, Shape4 src_shape, int64_t n) {
@@ -92,7 +68,7 @@ void strided_copy(const lltm_tensor& dst, const lltm_tensor& src, int32_t dtype,
 void strided_convert(const lltm_tensor& dst, const lltm_tensor& src, cudaStream_t stream) {
   const int64_t n = numel(dst);
   if (dst.dtype == src.dtype) {
-    with_bits_type(dtype_bytes(int32_t(dst.dtype)), [&](auto bits) {
+    with_bits_type(dtype_info(dst.dtype)->bytes, [&](auto bits) {
       using B = typename decltype(bits)::type;
       launch("copy_kernel", copy_kernel<B>, dim3(grid_blocks(n)), dim3(kBlockThreads), 0, stream,
              static_cast<B*>(dst.data), shape4(dst), static_cast<const B*>(src.data), shape4(src), n);

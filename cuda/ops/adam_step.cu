@@ -6,6 +6,7 @@
 #include "ops/adam_step.cuh"
 #include "runtime/device.h"
 #include "runtime/launch.h"
+#include "runtime/op_registry.h"
 
 namespace lltm::cuda {
 
@@ -38,5 +39,7 @@ void op_adam_step(const OpCall& call, int device) {
            n);
   });
 }
+
+LLTM_CUDA_OP(ADAM_STEP, op_adam_step);
 
 }  // namespace lltm::cuda

@@ -5,6 +5,7 @@
 #include "ops/backward.cuh"
 #include "runtime/device.h"
 #include "runtime/kernel_choice.h"
+#include "runtime/op_registry.h"
 #include "step/cublas.h"
 #include "step/fused.h"
 #include "step/tensors.cuh"
@@ -31,5 +32,7 @@ void op_backward(const OpCall& call, int device) {
   DeviceState& dev = state(device);
   LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_backward", [&] { backward<scalar_t>(backward_args(call), dev); });
 }
+
+LLTM_CUDA_OP(BACKWARD, op_backward);
 
 }  // namespace lltm::cuda

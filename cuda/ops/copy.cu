@@ -1,16 +1,16 @@
 // Copies run on the device's stream; the conversion between dtypes runs on
 // the device too, so that the host side moves its own bytes as they are.
 #include "lltm_args.h"
-#include "math/dtype.cuh"
 #include "math/strided.h"
 #include "ops/copy.cuh"
+#include "ops/dtypes.h"
 #include "runtime/device.h"
 
 namespace lltm::cuda {
 
 namespace {
 
-size_t bytes_of(const lltm_tensor& t) { return size_t(numel(t) * dtype_bytes(int32_t(t.dtype))); }
+size_t bytes_of(const lltm_tensor& t) { return size_t(numel(t) * dtype_info(t.dtype)->bytes); }
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 #include "op_slots.h"
 #include "ops/fill.cuh"
 #include "runtime/device.h"
+#include "runtime/op_registry.h"
 
 namespace lltm::cuda {
 
@@ -11,5 +12,7 @@ void op_fill(const OpCall& call, int device) {
   DeviceGuard guard(device);
   strided_fill(*call.tensors[slots::FILL::dst], call.scalars[scalars::FILL::value], state(device).stream);
 }
+
+LLTM_CUDA_OP(FILL, op_fill);
 
 }  // namespace lltm::cuda

@@ -7,6 +7,7 @@
 #include "ops/forward.cuh"
 #include "runtime/device.h"
 #include "runtime/kernel_choice.h"
+#include "runtime/op_registry.h"
 #include "step/cublas.h"
 #include "step/fused.h"
 #include "step/tensors.cuh"
@@ -33,5 +34,7 @@ void op_forward(const OpCall& call, int device) {
   DeviceState& dev = state(device);
   LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_forward", [&] { forward<scalar_t>(forward_args(call), dev); });
 }
+
+LLTM_CUDA_OP(FORWARD, op_forward);
 
 }  // namespace lltm::cuda

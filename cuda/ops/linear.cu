@@ -7,6 +7,7 @@
 #include "ops/linear.cuh"
 #include "runtime/device.h"
 #include "runtime/kernel_choice.h"
+#include "runtime/op_registry.h"
 
 namespace lltm::cuda {
 
@@ -36,5 +37,7 @@ void op_linear(const OpCall& call, int device) {
   DeviceState& dev = state(device);
   LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_linear", [&] { linear<scalar_t>(call, call.compute, dev); });
 }
+
+LLTM_CUDA_OP(LINEAR, op_linear);
 
 }  // namespace lltm::cuda

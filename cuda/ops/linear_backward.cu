@@ -8,6 +8,7 @@
 #include "ops/linear_backward.cuh"
 #include "runtime/device.h"
 #include "runtime/kernel_choice.h"
+#include "runtime/op_registry.h"
 
 namespace lltm::cuda {
 
@@ -35,5 +36,7 @@ void op_linear_backward(const OpCall& call, int device) {
   DeviceState& dev = state(device);
   LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_linear_backward", [&] { linear_backward<scalar_t>(call, dev); });
 }
+
+LLTM_CUDA_OP(LINEAR_BACKWARD, op_linear_backward);
 
 }  // namespace lltm::cuda

@@ -1,5 +1,6 @@
 #include "op_args.h"
 #include "ops/sequence_backward.cuh"
+#include "runtime/op_registry.h"
 #include "sequence/engine.h"
 
 namespace lltm::cuda {
@@ -7,5 +8,7 @@ namespace lltm::cuda {
 void op_sequence_backward(const OpCall& call, int device) {
   sequence_backward(sequence_backward_args(call), call.compute, device);
 }
+
+LLTM_CUDA_OP(SEQUENCE_BACKWARD, op_sequence_backward);
 
 }  // namespace lltm::cuda

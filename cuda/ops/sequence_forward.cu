@@ -1,5 +1,6 @@
 #include "op_args.h"
 #include "ops/sequence_forward.cuh"
+#include "runtime/op_registry.h"
 #include "sequence/engine.h"
 
 namespace lltm::cuda {
@@ -7,5 +8,7 @@ namespace lltm::cuda {
 void op_sequence_forward(const OpCall& call, int device) {
   sequence_forward(sequence_forward_args(call), call.compute, device);
 }
+
+LLTM_CUDA_OP(SEQUENCE_FORWARD, op_sequence_forward);
 
 }  // namespace lltm::cuda

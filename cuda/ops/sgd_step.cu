@@ -4,6 +4,7 @@
 #include "ops/sgd_step.cuh"
 #include "runtime/device.h"
 #include "runtime/launch.h"
+#include "runtime/op_registry.h"
 
 namespace lltm::cuda {
 
@@ -34,5 +35,7 @@ void op_sgd_step(const OpCall& call, int device) {
            static_cast<T*>(a.param->data), static_cast<const T*>(a.grad->data), buf, T(a.lr), T(a.momentum), n);
   });
 }
+
+LLTM_CUDA_OP(SGD_STEP, op_sgd_step);
 
 }  // namespace lltm::cuda

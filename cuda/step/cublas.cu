@@ -5,6 +5,7 @@
 #if LLTM_HAVE_CUBLAS
 #include "math/dtype.cuh"
 #include "math/strided.h"
+#include "ops/dtypes.h"
 #include "runtime/device.h"
 #include "runtime/launch.h"
 #include "step/tensors.cuh"
@@ -108,7 +109,7 @@ bool column_major(const lltm_tensor& t) { return t.strides[0] == 1 && t.strides[
 // Scratch for blas_matrix: empty when the tensor can be used in place.
 Scratch blas_scratch(const lltm_tensor& t, int32_t dtype) {
   const bool in_place = row_major(t) || column_major(t);
-  return Scratch(in_place ? 0 : size_t(numel(t) * dtype_bytes(dtype)));
+  return Scratch(in_place ? 0 : size_t(numel(t) * dtype_info(dtype)->bytes));
 }
 
 template <typename T>

@@ -1,6 +1,6 @@
 /*
  * abi_fuzz: every public C entry point of liblltm (the sequence calls
- * included) fed valid calls with one argument spoiled (null pointers, ranks 0
+ * included), and every op of lltm_ops.def through lltm_run, fed valid calls with one argument spoiled (null pointers, ranks 0
  * and 5, sizes 0 / negative / near 2^62, negative strides and size x stride
  * products past 2^48, addresses at the end of the address space, mismatched
  * shapes, unknown dtypes, devices and flags, scalars and reserves out of
@@ -8,7 +8,12 @@
  * some left valid. Each case checks the status csrc/lltm.h documents, that
  * the message starts with the name of the entry point called, and that no
  * byte of any argument's memory changed (on success: no byte outside the
- * outputs' elements). Built with -DLLTM_C_TESTS=ON; CI runs it under
+ * outputs' elements). Half the calls of the ops that have a typed entry point
+ * go through lltm_run instead, where each tensor carries its own dtype (a
+ * float32 call may mix in bfloat16 and float16 tensors, which the library
+ * stages) and more can be spoiled: the given bits, one tensor's dtype, flags
+ * an op does not take, a non-integer step; linear and its backward are
+ * called through lltm_run only. Built with -DLLTM_C_TESTS=ON; CI runs it under
  * AddressSanitizer and UndefinedBehaviorSanitizer.
  *
  * usage: abi_fuzz [cases = 20000] [seed = 20261122]
@@ -48,6 +53,7 @@ typedef struct {
   int output;              /* written by a successful call */
   int optional;            /* a NULL descriptor is allowed */
   int raw;                 /* a sequence reserve: passed as d.data, a plain pointer, not as a descriptor */
+  int32_t dtype;           /* the element type of its block; lltm_run's descriptor carries it (d.dtype) */
   lltm_tensor d;           /* the descriptor (mutations change it) */
   const lltm_tensor* pass; /* what the call gets: &d, or NULL */
   unsigned char* block;    /* GUARD + span + GUARD elements */
@@ -55,10 +61,10 @@ typedef struct {
   lltm_tensor original;    /* the descriptor as built, for the success check */
 } Arg;
 
-/* The entry points with tensor arguments come first (up to F_SEQUENCE_BACKWARD). */
+/* The entry points with tensor arguments come first (up to F_LINEAR_BACKWARD, whose ops have no typed entry point). */
 typedef enum {
   F_FORWARD, F_BACKWARD, F_BACKWARD_EX, F_COPY, F_FILL, F_AXPY, F_SGD, F_ADAM, F_SEQUENCE_FORWARD,
-  F_SEQUENCE_BACKWARD, F_SEQUENCE_RESERVE_BYTES, F_ALLOC, F_FREE, F_READ, F_WRITE, F_SYNCHRONIZE, F_ABI_CONSTANT,
+  F_SEQUENCE_BACKWARD, F_LINEAR, F_LINEAR_BACKWARD, F_SEQUENCE_RESERVE_BYTES, F_ALLOC, F_FREE, F_READ, F_WRITE, F_SYNCHRONIZE, F_ABI_CONSTANT,
   F_COUNT
 } Fn;
 
@@ -66,7 +72,8 @@ static const char* const kFnNames[F_COUNT] = {
     "lltm_forward",          "lltm_backward",          "lltm_backward_ex",
     "lltm_copy",             "lltm_fill",              "lltm_axpy",
     "lltm_sgd_step",         "lltm_adam_step",         "lltm_sequence_forward",
-    "lltm_sequence_backward", "lltm_sequence_reserve_bytes", "lltm_alloc",
+    "lltm_sequence_backward", "lltm_linear",            "lltm_linear_backward",
+    "lltm_sequence_reserve_bytes", "lltm_alloc",
     "lltm_free",             "lltm_read",              "lltm_write",
     "lltm_synchronize",      "lltm_abi_constant"};
 
@@ -74,6 +81,7 @@ typedef struct {
   Fn fn;
   int32_t dtype, kind, index, src_kind, src_index;
   int32_t fill_dtype; /* the dtype the blocks were filled in (mutations may spoil dtype) */
+  int via_run;        /* called through lltm_run */
   int n;
   Arg a[MAX_ARGS];
   int momentum_buffer; /* index of sgd's buffer in a[], or -1 */
@@ -81,17 +89,32 @@ typedef struct {
   uint64_t reserve_bytes;
   double lr, momentum, beta1, beta2, eps, value, alpha;
   int64_t step;
+  double step_value;      /* lltm_run's step when not 0 (a non-integer) */
+  uint32_t extra_given;   /* bits past the op's slots added to lltm_run's given */
+  int removed_given;      /* a slot whose given bit lltm_run's call clears, or -1 */
   uint32_t flags;
 } Call;
 
-static int64_t element_size(int32_t dtype) { return dtype == LLTM_FLOAT64 ? 8 : 4; }
+static int64_t element_size(int32_t dtype) {
+  switch (dtype) {
+    case LLTM_FLOAT64: return 8;
+    case LLTM_FLOAT32: return 4;
+    case LLTM_BFLOAT16:
+    case LLTM_FLOAT16: return 2;
+    default: return 1;
+  }
+}
 
+/* The sentinels only have to read back as the same bytes: a half type keeps a float's top 16 bits. */
 static void store(unsigned char* p, int32_t dtype, double v) {
-  if (dtype == LLTM_FLOAT64) {
-    memcpy(p, &v, 8);
-  } else {
-    const float f = (float)v;
-    memcpy(p, &f, 4);
+  const float f = (float)v;
+  uint32_t bits;
+  memcpy(&bits, &f, 4);
+  const uint16_t half = (uint16_t)(bits >> 16);
+  switch (element_size(dtype)) {
+    case 8: memcpy(p, &v, 8); break;
+    case 4: memcpy(p, &f, 4); break;
+    default: memcpy(p, &half, 2); break;
   }
 }
 
@@ -115,7 +138,11 @@ static Arg* add_tensor(Call* c, const char* name, int output, int ndim, const in
   memset(a, 0, sizeof *a);
   a->name = name;
   a->output = output;
+  /* Through lltm_run a float32 call may mix in half types. */
+  a->dtype = c->dtype;
+  if (c->via_run && c->dtype == LLTM_FLOAT32 && below(3) == 0) a->dtype = below(2) ? LLTM_BFLOAT16 : LLTM_FLOAT16;
   a->d.ndim = ndim;
+  a->d.dtype = a->dtype;
   for (int d = 0; d < ndim; ++d) a->d.sizes[d] = sizes[d];
   const int layout = contiguous ? 0 : (int)below(5);
   int64_t stride = layout == 2 ? 2 : 1;
@@ -128,18 +155,31 @@ static Arg* add_tensor(Call* c, const char* name, int output, int ndim, const in
     a->d.strides[1] = sizes[0];
   }
   if (layout == 4 && !output) a->d.strides[below((uint64_t)ndim)] = 0;
-  const int64_t es = element_size(c->dtype);
+  const int64_t es = element_size(a->dtype);
   a->block_elems = last_offset(&a->d) + 1 + 2 * GUARD;
   a->block = malloc((size_t)(a->block_elems * es));
   if (a->block == NULL) {
     fprintf(stderr, "abi_fuzz: out of memory\n");
     exit(2);
   }
-  for (int64_t i = 0; i < a->block_elems; ++i) store(a->block + i * es, c->dtype, output ? kOutputFill : kInputFill);
+  for (int64_t i = 0; i < a->block_elems; ++i) store(a->block + i * es, a->dtype, output ? kOutputFill : kInputFill);
   a->d.data = a->block + GUARD * es;
   a->pass = &a->d;
   a->original = a->d;
   return a;
+}
+
+/* A sequence's reserve: a block of the call's float type (a plain pointer for
+ * the typed entry points, a uint8 descriptor for lltm_run). */
+static void add_reserve(Call* c, int output, const int64_t* elements) {
+  const int32_t dtype = c->dtype;
+  const int via_run = c->via_run;
+  c->via_run = 0; /* a reserve is never a half type */
+  Arg* a = add_tensor(c, "reserve", output, 1, elements, 1);
+  c->via_run = via_run;
+  a->raw = 1;
+  a->dtype = dtype;
+  a->d.dtype = LLTM_UINT8;
 }
 
 static void free_call(Call* c) {
@@ -150,9 +190,13 @@ static int64_t small(void) { return 1 + (int64_t)below(4); }
 
 /* ---- valid calls ---- */
 
+static int run_only(Fn fn) { return fn == F_LINEAR || fn == F_LINEAR_BACKWARD; }
+
 static void build(Call* c, Fn fn) {
   memset(c, 0, sizeof *c);
   c->fn = fn;
+  c->via_run = run_only(fn) || below(2);
+  c->removed_given = -1;
   c->dtype = c->fill_dtype = below(2) ? LLTM_FLOAT64 : LLTM_FLOAT32;
   c->kind = LLTM_CPU;
   c->momentum_buffer = c->reserve = -1;
@@ -243,7 +287,7 @@ static void build(Call* c, Fn fn) {
       if (below(2)) {
         c->flags = LLTM_SEQUENCE_TRAINING;
         c->reserve = c->n;
-        add_tensor(c, "reserve", 1, 1, reserve, 1)->raw = 1;
+        add_reserve(c, 1, reserve);
         c->reserve_bytes = (uint64_t)(reserve[0] * element_size(c->dtype)) + below(3) * 8;
       }
       break;
@@ -252,7 +296,7 @@ static void build(Call* c, Fn fn) {
       add_tensor(c, "grad_last_h", 0, 2, bs, 0)->optional = 1;
       add_tensor(c, "grad_last_cell", 0, 2, bs, 0)->optional = 1;
       c->reserve = c->n;
-      add_tensor(c, "reserve", 0, 1, reserve, 1)->raw = 1;
+      add_reserve(c, 0, reserve);
       c->reserve_bytes = (uint64_t)(reserve[0] * element_size(c->dtype));
       add_tensor(c, "inputs", 0, 3, tbf, 0);
       add_tensor(c, "weights", 0, 2, w, 0);
@@ -264,6 +308,32 @@ static void build(Call* c, Fn fn) {
       add_tensor(c, "d_c0", 1, 2, bs, 0);
       c->flags = below(2) ? LLTM_ACCUMULATE_PARAM_GRADS : 0;
       break;
+    case F_LINEAR: {
+      const int64_t N = small(), K = small(), M = small();
+      const int64_t nk[] = {N, K}, mk[] = {M, K}, m[] = {M}, nm[] = {N, M};
+      add_tensor(c, "x", 0, 2, nk, 0);
+      add_tensor(c, "weight", 0, 2, mk, 0);
+      Arg* bias = add_tensor(c, "bias", 0, 1, m, 0);
+      bias->optional = 1;
+      if (below(3) == 0) bias->pass = NULL;
+      add_tensor(c, "y", 1, 2, nm, 0);
+      break;
+    }
+    case F_LINEAR_BACKWARD: {
+      const int64_t N = small(), K = small(), M = small();
+      const int64_t nk[] = {N, K}, mk[] = {M, K}, m[] = {M}, nm[] = {N, M};
+      add_tensor(c, "grad_y", 0, 2, nm, 0);
+      add_tensor(c, "x", 0, 2, nk, 0);
+      add_tensor(c, "weight", 0, 2, mk, 0);
+      const char* names[] = {"d_x", "d_weight", "d_bias"};
+      for (int i = 0; i < 3; ++i) {
+        Arg* out = add_tensor(c, names[i], 1, i == 2 ? 1 : 2, i == 0 ? nk : i == 1 ? mk : m, 0);
+        out->optional = 1;
+        if (below(4) == 0) out->pass = NULL;
+      }
+      c->flags = below(2) ? LLTM_ACCUMULATE_PARAM_GRADS : 0;
+      break;
+    }
     default:
       break;
   }
@@ -271,8 +341,63 @@ static void build(Call* c, Fn fn) {
 
 static const lltm_tensor* arg(const Call* c, int i) { return i < c->n ? c->a[i].pass : NULL; }
 
+/* The op of each function, for lltm_run. */
+static const int32_t kOps[F_SEQUENCE_RESERVE_BYTES] = {
+    LLTM_OP_FORWARD, LLTM_OP_BACKWARD, LLTM_OP_BACKWARD, LLTM_OP_COPY, LLTM_OP_FILL, LLTM_OP_AXPY,
+    LLTM_OP_SGD_STEP, LLTM_OP_ADAM_STEP, LLTM_OP_SEQUENCE_FORWARD, LLTM_OP_SEQUENCE_BACKWARD, LLTM_OP_LINEAR,
+    LLTM_OP_LINEAR_BACKWARD};
+
+/* The name an lltm_run call's messages start with: its op's entry point. */
+static const char* op_entry(Fn fn) { return kFnNames[fn == F_BACKWARD_EX ? F_BACKWARD : fn]; }
+
+/* The call through lltm_run: tensors in slot order (a[] is built in that order). */
+static int32_t invoke_run(const Call* c) {
+  static lltm_call call; /* static: 1.4 kB, and its unused tensors stay zero */
+  memset(&call, 0, sizeof call);
+  call.device_kind = c->kind;
+  call.device_index = c->index;
+  call.src_device_kind = c->fn == F_COPY ? c->src_kind : c->kind;
+  call.src_device_index = c->fn == F_COPY ? c->src_index : c->index;
+  call.flags = c->flags;
+  for (int i = 0; i < c->n; ++i) {
+    const Arg* a = &c->a[i];
+    if (i == c->reserve) {
+      call.tensors[i] = (lltm_tensor){a->d.data, 1, {(int64_t)(c->reserve_bytes > INT64_MAX ? INT64_MAX : c->reserve_bytes)}, {1}, a->d.dtype};
+      call.given |= 1u << i;
+      continue;
+    }
+    if (a->pass == NULL) continue;
+    call.tensors[i] = *a->pass;
+    call.given |= 1u << i;
+  }
+  call.given |= c->extra_given;
+  if (c->removed_given >= 0) call.given &= ~(1u << c->removed_given);
+  switch (c->fn) {
+    case F_FILL: call.scalars[0] = c->value; break;
+    case F_AXPY: call.scalars[0] = c->alpha; break;
+    case F_SGD: call.scalars[0] = c->lr, call.scalars[1] = c->momentum; break;
+    case F_ADAM:
+      call.scalars[0] = c->lr, call.scalars[1] = c->beta1, call.scalars[2] = c->beta2, call.scalars[3] = c->eps;
+      call.scalars[4] = c->step_value != 0.0 ? c->step_value : (double)c->step;
+      break;
+    default: break;
+  }
+  return lltm_run(kOps[c->fn], &call);
+}
+
+static uint64_t run_cases, half_cases; /* calls through lltm_run, and those with a half-type tensor */
+
 static int32_t invoke(Call* c) {
   const Call* k = c;
+  if (c->via_run) {
+    ++run_cases;
+    for (int i = 0; i < c->n; ++i)
+      if (element_size(c->a[i].dtype) == 2) {
+        ++half_cases;
+        break;
+      }
+    return invoke_run(c);
+  }
 #define A(i) arg(k, i)
   switch (c->fn) {
     case F_FORWARD:
@@ -314,14 +439,14 @@ static int32_t invoke(Call* c) {
 typedef enum {
   M_NONE, M_NULL_DESCRIPTOR, M_NULL_DATA, M_NDIM, M_SIZE, M_STRIDE, M_SPAN_OVERFLOW, M_ADDRESS_WRAP,
   M_OUTPUT_STRIDE_0, M_MISMATCH, M_RANK, M_NONCONTIGUOUS, M_DTYPE, M_KIND, M_INDEX, M_NO_CUDA, M_FLAGS, M_SCALAR,
-  M_OVERLAP, M_ALIASED_INPUTS, M_COUNT
+  M_OVERLAP, M_ALIASED_INPUTS, M_GIVEN, M_COUNT
 } Mutation;
 
 static const char* const kMutationNames[M_COUNT] = {
     "valid",         "null descriptor", "null data",  "bad ndim",         "bad size",       "bad stride",
     "span overflow", "address wrap",    "output stride 0", "mismatched shape", "other rank", "non-contiguous",
     "unknown dtype", "unknown device",  "bad index",  "no CUDA backend",  "unknown flags",  "scalar out of range",
-    "overlap",       "aliased inputs"};
+    "overlap",       "aliased inputs", "given bits"};
 
 static int has_cuda;
 
@@ -331,7 +456,10 @@ static int is_optimizer(Fn fn) { return fn == F_SGD || fn == F_ADAM; }
 static int is_lltm(Fn fn) { return fn == F_FORWARD || fn == F_BACKWARD || fn == F_BACKWARD_EX; }
 
 /* The tensors the call checks (sgd's buffer only with momentum). */
-static int checked(const Call* c, int i) { return !(c->fn == F_SGD && i == c->momentum_buffer && c->momentum == 0.0); }
+static int checked(const Call* c, int i) {
+  if (c->a[i].pass == NULL && !c->a[i].raw) return 0;
+  return c->via_run || !(c->fn == F_SGD && i == c->momentum_buffer && c->momentum == 0.0);
+}
 
 static int random_checked_arg(const Call* c) {
   for (;;) {
@@ -373,9 +501,12 @@ static int mutate(Call* c, Mutation m, Expectation* e) {
       return 1;
     case M_NULL_DESCRIPTOR: {
       /* An optional gradient may be NULL (zeros). */
-      Arg* a = &c->a[random_descriptor(c)];
+      const int i = random_descriptor(c);
+      Arg* a = &c->a[i];
       a->pass = NULL;
       e->status = a->optional ? LLTM_OK : LLTM_ERR_NULL_POINTER;
+      /* lltm_run reads SGD's buffer only with momentum, as the typed call does; it then checks it. */
+      if (c->via_run && fn == F_SGD && i == c->momentum_buffer && c->momentum == 0.0) e->status = LLTM_OK;
       return 1;
     }
     case M_NULL_DATA: {
@@ -466,11 +597,35 @@ static int mutate(Call* c, Mutation m, Expectation* e) {
         }
       return 0;
     }
-    case M_DTYPE:
-      if (!typed(fn)) return 0;
-      c->dtype = PICK(kBadDtype);
+    case M_DTYPE: {
+      if (!c->via_run) {
+        if (!typed(fn)) return 0;
+        c->dtype = PICK(kBadDtype);
+        e->status = LLTM_ERR_INVALID_DTYPE;
+        return 1;
+      }
+      /* One descriptor's dtype: unknown, a float type that cannot join the
+       * others (float64 beside float32, or the reverse), or a float type for the
+       * reserve and uint8 for a float tensor. A float type that could join is
+       * never chosen: it would change the element size of a valid call. */
+      static const int64_t kUnknown[] = {5, -1, 1000, INT64_MAX, INT64_MIN};
+      const int i = random_checked_arg(c);
+      Arg* a = &c->a[i];
+      int floats = 0;
+      for (int k = 0; k < c->n; ++k) floats += checked(c, k) && !c->a[k].raw;
+      switch (below(3)) {
+        case 0: a->d.dtype = PICK(kUnknown); break;
+        case 1:
+          if (a->raw || floats < 2 || fn == F_COPY) return 0; /* copy converts between any float types */
+          a->d.dtype = c->dtype == LLTM_FLOAT64 ? (below(2) ? LLTM_FLOAT32 : LLTM_BFLOAT16) : LLTM_FLOAT64;
+          break;
+        default: a->d.dtype = a->raw ? LLTM_FLOAT32 : LLTM_UINT8; break;
+      }
       e->status = LLTM_ERR_INVALID_DTYPE;
+      if (!(c->a[i].d.dtype == LLTM_FLOAT64 || c->a[i].d.dtype == LLTM_FLOAT32 || c->a[i].d.dtype == LLTM_BFLOAT16))
+        e->names[0] = a->name; /* a mix may be reported at the other tensor */
       return 1;
+    }
     case M_KIND:
       if (fn == F_COPY && below(2))
         c->src_kind = PICK(kBadKind);
@@ -495,10 +650,15 @@ static int mutate(Call* c, Mutation m, Expectation* e) {
       e->status = LLTM_ERR_BACKEND_UNAVAILABLE;
       return 1;
     case M_FLAGS:
-      if (fn != F_BACKWARD_EX && !is_sequence(fn)) return 0;
+      /* Through lltm_run every op's flags can be spoiled; ops without flags take none. */
+      if (!c->via_run && fn != F_BACKWARD_EX && !is_sequence(fn)) return 0;
       /* Bit 0 is each call's one flag (LLTM_ACCUMULATE_PARAM_GRADS, LLTM_SEQUENCE_TRAINING); it stays as built. */
-      c->flags = (uint32_t)(next_random() | 2u) & ~1u;
-      if (fn == F_SEQUENCE_FORWARD ? c->reserve >= 0 : (below(2) != 0)) c->flags |= 1u;
+      {
+        const uint32_t built = c->flags & 1u;
+        c->flags = (uint32_t)(next_random() | 2u) & ~1u;
+        if (fn == F_SEQUENCE_FORWARD) c->flags |= built;
+        else if (fn == F_BACKWARD_EX || fn == F_SEQUENCE_BACKWARD || fn == F_LINEAR_BACKWARD) c->flags |= built | (below(2) ? 1u : 0u);
+      }
       e->status = LLTM_ERR_INVALID_ARGUMENT;
       return 1;
     case M_SCALAR: {
@@ -522,7 +682,12 @@ static int mutate(Call* c, Mutation m, Expectation* e) {
           case 1: c->beta1 = PICK(kBadFraction); break;
           case 2: c->beta2 = PICK(kBadFraction); break;
           case 3: c->eps = PICK(kBadEps); break;
-          default: c->step = PICK(kBadStep); break;
+          default:
+            if (c->via_run && below(2))
+              c->step_value = 1.5 + (double)below(5);
+            else
+              c->step = PICK(kBadStep);
+            break;
         }
       } else {
         return 0;
@@ -540,7 +705,7 @@ static int mutate(Call* c, Mutation m, Expectation* e) {
       const int64_t first = (fn == F_COPY || fn == F_AXPY) ? 1 : 0;
       if (span <= first) return 0;
       const int64_t k = first + (int64_t)below((uint64_t)(span - first));
-      c->a[o].d.data = (unsigned char*)c->a[t].d.data + k * element_size(c->dtype);
+      c->a[o].d.data = (unsigned char*)c->a[t].d.data + k * element_size(c->a[t].dtype);
       e->status = LLTM_ERR_INVALID_ARGUMENT;
       e->names[0] = c->a[o].name;
       /* Only the moved output is sure to be named: its new span may reach a third argument first. */
@@ -553,6 +718,23 @@ static int mutate(Call* c, Mutation m, Expectation* e) {
       if (first == second) return 0;
       c->a[second].d = c->a[first].d;
       c->a[second].original = c->a[second].d;
+      return 1;
+    }
+    case M_GIVEN: {
+      /* lltm_run only: a bit past the op's slots, or a present slot's bit cleared. */
+      static const int kSlots[F_SEQUENCE_RESERVE_BYTES] = {12, 14, 14, 2, 1, 2, 3, 4, 9, 12, 4, 6};
+      if (!c->via_run) return 0;
+      if (below(2)) {
+        c->extra_given = 1u << (kSlots[fn] + (int)below((uint64_t)(32 - kSlots[fn])));
+        e->status = LLTM_ERR_INVALID_ARGUMENT;
+        return 1;
+      }
+      const int i = (int)below((uint64_t)c->n);
+      if (c->a[i].pass == NULL && !c->a[i].raw) return 0;
+      c->removed_given = i;
+      const int needed = !c->a[i].optional && !(fn == F_SGD && i == c->momentum_buffer && c->momentum == 0.0);
+      e->status = needed ? LLTM_ERR_NULL_POINTER : LLTM_OK;
+      if (needed) e->names[0] = c->a[i].name;
       return 1;
     }
     default:
@@ -585,7 +767,7 @@ static void check_status(const Call* c, Mutation m, const Expectation* e, int32_
     return;
   }
   if (status == LLTM_OK) return;
-  if (!names_entry_point(message, kFnNames[c->fn])) {
+  if (!names_entry_point(message, c->via_run && c->fn < F_SEQUENCE_RESERVE_BYTES ? op_entry(c->fn) : kFnNames[c->fn])) {
     snprintf(what, sizeof what, "the message does not start with the entry point's name: %s", message);
     report(c, m, what);
   }
@@ -617,12 +799,12 @@ static void mark_view(const lltm_tensor* t, unsigned char* mask) {
 
 /* After a failure nothing changed; after a success only the outputs' own elements did. */
 static void check_memory(const Call* c, Mutation m, int32_t status) {
-  const int32_t dtype = c->fill_dtype;
-  const int64_t es = element_size(dtype);
   for (int i = 0; i < c->n; ++i) {
     const Arg* a = &c->a[i];
+    const int32_t dtype = a->dtype;
+    const int64_t es = element_size(dtype);
     unsigned char* mask = calloc((size_t)a->block_elems, 1);
-    if (status == LLTM_OK && a->output && checked(c, i)) mark_view(&a->original, mask);
+    if (status == LLTM_OK && a->output && checked(c, i) && i != c->removed_given) mark_view(&a->original, mask);
     for (int64_t k = 0; k < a->block_elems; ++k) {
       if (mask[k] || holds(a->block + k * es, dtype, a->output ? kOutputFill : kInputFill)) continue;
       char what[256];
@@ -860,8 +1042,9 @@ int main(int argc, char** argv) {
     }
     per_fn[fn] += cases - before;
   }
-  printf("abi_fuzz: %llu cases (seed %llu), %ld failures\n", (unsigned long long)cases, (unsigned long long)seed,
-         failures);
+  printf("abi_fuzz: %llu cases (seed %llu; %llu through lltm_run, %llu of them with half types), %ld failures\n",
+         (unsigned long long)cases, (unsigned long long)seed, (unsigned long long)run_cases,
+         (unsigned long long)half_cases, failures);
   for (int f = 0; f < F_COUNT; ++f) printf("  %-28s %llu\n", kFnNames[f], (unsigned long long)per_fn[f]);
   for (int m = 0; m < M_COUNT; ++m) printf("  %-20s %llu\n", kMutationNames[m], (unsigned long long)per_mutation[m]);
   return failures == 0 ? 0 : 1;

@@ -18,6 +18,7 @@
 
 #include "backend.h"
 #include "op_slots.h"
+#include "ops/dtypes.h"
 
 extern "C" const lltm::DeviceBackend* lltm_backend_v1();
 
@@ -37,39 +38,8 @@ void ok(int32_t status, const char* what) {
 
 // ---- Element types on the host: every value as the double it is exactly.
 
-int64_t bytes_of(int32_t dtype) {
-  switch (dtype) {
-#define LLTM_OP(ID, code, entry, sizes, flags)
-#define LLTM_SLOT(name, role, shape)
-#define LLTM_SCALAR(name, kind, lo, hi)
-#define LLTM_DTYPE(ID, code, name, bytes, cls) \
-  case LLTM_##ID:                              \
-    return bytes;
-#include "lltm_ops.def"
-#undef LLTM_DTYPE
-#undef LLTM_OP
-#undef LLTM_SLOT
-#undef LLTM_SCALAR
-  }
-  failed("unknown dtype " + std::to_string(dtype));
-}
-
-const char* name_of(int32_t dtype) {
-  switch (dtype) {
-#define LLTM_OP(ID, code, entry, sizes, flags)
-#define LLTM_SLOT(name, role, shape)
-#define LLTM_SCALAR(name, kind, lo, hi)
-#define LLTM_DTYPE(ID, code, name, bytes, cls) \
-  case LLTM_##ID:                              \
-    return name;
-#include "lltm_ops.def"
-#undef LLTM_DTYPE
-#undef LLTM_OP
-#undef LLTM_SLOT
-#undef LLTM_SCALAR
-  }
-  return "?";
-}
+int64_t bytes_of(int32_t dtype) { return lltm::dtype_info(dtype)->bytes; }
+const char* name_of(int32_t dtype) { return lltm::dtype_info(dtype)->name; }
 
 const int32_t kFloatTypes[] = {LLTM_FLOAT32, LLTM_FLOAT64, LLTM_BFLOAT16, LLTM_FLOAT16};
 

@@ -1300,6 +1300,7 @@ export const opTable = {
     slots: [
       { name: "t", role: "INOUT", optional: false, contiguous: false, bytes: false, sameView: false, index: false, anyType: false, shape: "*", dims: null, same: null },
       { name: "total_sq", role: "IN", optional: false, contiguous: false, bytes: false, sameView: false, index: false, anyType: false, shape: "[1]", dims: [[[1, ""]]], same: null },
+      { name: "norm", role: "OUT", optional: true, contiguous: false, bytes: false, sameView: false, index: false, anyType: false, shape: "[1]", dims: [[[1, ""]]], same: null },
     ],
     scalars: [{ name: "max_norm", kind: "CLOSED", lo: 0, hi: 1e+30 }],
   },

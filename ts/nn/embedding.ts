@@ -30,6 +30,6 @@ export class Embedding extends Module {
     if (ids.dtype !== "int32") {
       throw new LLTMError("INVALID_DTYPE", `${fn}: the ids must be int32 (Tensor.fromArray(ids, { dtype: "int32" })), got ${ids.dtype}`);
     }
-    return embedding(ids, this.weight);
+    return embedding(this.weight, ids);
   }
 }

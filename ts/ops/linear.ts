@@ -11,24 +11,10 @@ import * as native from "../native/index.ts";
 import { Tensor } from "../tensor/index.ts";
 import { checkCommon, disposeAll } from "./lltm.ts";
 import { Outputs } from "./outputs.ts";
+import { rows, unflatten } from "./rows.ts";
 
 const LINEAR = native.op("LINEAR"), BACKWARD = native.op("LINEAR_BACKWARD");
 const linearOutputs = new Outputs(LINEAR, ["y"]);
-
-/** x as the [N, K] rows the op takes: itself when 2-D, else a view (or, not contiguous, a copy) of its leading dimensions flattened. */
-function rows(t: Tensor): Tensor {
-  if (t.ndim === 2) return t.retain();
-  const last = t.shape[t.ndim - 1]!;
-  return t.reshape([t.numel / last, last]);
-}
-
-/** `t` ([N, C]) with the leading dimensions of `like` ([..., K]) and its own last one; `t` is disposed. */
-function unflatten(t: Tensor, like: readonly number[]): Tensor {
-  if (like.length === 2) return t;
-  const shaped = t.reshape([...like.slice(0, -1), t.shape[1]!]);
-  t.dispose();
-  return shaped;
-}
 
 /** y = x Wᵀ + bias: x [..., K], weight [M, K], bias [M] (optional) -> y [..., M]. */
 export function linear(x: Tensor, weight: Tensor, bias?: Tensor): Tensor {

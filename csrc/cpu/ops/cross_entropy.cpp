@@ -1,5 +1,5 @@
 // The cross_entropy op on the CPU: every target checked first, then each
-// row's loss log(sum exp(logits - max)) + max - logits[target], summed in
+// row's loss log(sum exp(logits - max)) - (logits[target] - max), summed in
 // double for the mean and the sum.
 #include <cmath>
 #include <string>
@@ -40,7 +40,7 @@ void cross_entropy(const OpCall& call) {
       for (int64_t v = 1; v < V; ++v) max = std::fmax(max, row[v * x.strides[1]]);
       T exps = 0;
       for (int64_t v = 0; v < V; ++v) exps += std::exp(row[v * x.strides[1]] - max);
-      loss = std::log(exps) + max - row[target * x.strides[1]];
+      loss = std::log(exps) - (row[target * x.strides[1]] - max);
       ++count;
     }
     sum += double(loss);

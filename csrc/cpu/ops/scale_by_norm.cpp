@@ -1,4 +1,4 @@
-// The scale_by_norm op on the CPU: t *= min(1, max_norm / (sqrt(total_sq) + 1e-6)).
+// The scale_by_norm op on the CPU: t *= min(1, max_norm / (sqrt(total_sq) + 1e-6)), and the norm where asked for.
 #include <cmath>
 
 #include "../../dispatch.h"
@@ -12,6 +12,7 @@ void run_SCALE_BY_NORM(const OpCall& call) {
   namespace s = slots::SCALE_BY_NORM;
   LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_scale_by_norm", [&] {
     const double norm = std::sqrt(double(*static_cast<const scalar_t*>(call.tensors[s::total_sq]->data)));
+    if (const lltm_tensor* out = call.tensors[s::norm]) *static_cast<scalar_t*>(out->data) = scalar_t(norm);
     const double factor = call.scalars[scalars::SCALE_BY_NORM::max_norm] / (norm + 1e-6);
     if (factor >= 1.0) return;
     const scalar_t f = scalar_t(factor);

@@ -1,211 +1,140 @@
 /**
- * Elementwise ops and reductions on the tape (the ADD, MUL, SCALE, SUM and
- * SOFTMAX ops): add, sub, mul, scale, sum, mean and softmax over the last
- * dimension, each with its backward through the same ops.
+ * The elementwise ops and reductions of ts/ops/ on the tape: add, sub, mul,
+ * scale, sum, mean, softmax, cat and mseLoss, each recorded when an input
+ * requires gradients, with its backward through the same library ops.
  */
 import { LLTMError } from "../../errors.ts";
-import * as native from "../../native/index.ts";
-import { checkCommon } from "../../ops/lltm.ts";
-import { sameShape, Tensor } from "../../tensor/index.ts";
+import { add as addOp, sub as subOp } from "../../ops/add.ts";
+import { cat as catOp } from "../../ops/cat.ts";
+import { mseLoss as mseLossOp, mseLossBackward } from "../../ops/mse_loss.ts";
+import { mul as mulOp } from "../../ops/mul.ts";
+import type { Reduction } from "../../ops/cross_entropy.ts";
+import { scale as scaleOp } from "../../ops/scale.ts";
+import { mean as meanOp, sum as sumOp, sumBackward } from "../../ops/sum.ts";
+import { softmax as softmaxOp, softmaxBackward } from "../../ops/softmax.ts";
+import { sameShape, type Tensor } from "../../tensor/index.ts";
 import { withGradMode } from "../grad_mode.ts";
 import { Node } from "../node.ts";
 import { needsRecording, recordOne } from "../record.ts";
 
-const ADD = native.op("ADD"), MUL = native.op("MUL"), SCALE = native.op("SCALE"), SUM = native.op("SUM");
-const SOFTMAX = native.op("SOFTMAX"), SOFTMAX_BACKWARD = native.op("SOFTMAX_BACKWARD");
+/** A node whose backward is a function of the output's gradient and what it keeps. */
+class FunctionNode extends Node {
+  private saved: Tensor[];
+  private readonly map: (g: Tensor, saved: readonly Tensor[], needs: (i: number) => boolean) => (Tensor | undefined)[];
 
-function emptyLike(t: Tensor): Tensor {
-  return Tensor.empty(t.shape, { dtype: t.dtype, device: t.device });
-}
-
-/** Runs `o` into a fresh `out` (the first slot), freeing it if the op refuses. */
-function into(out: Tensor, o: native.Op, fn: string, ins: readonly Tensor[], scalars?: readonly number[]): Tensor {
-  try {
-    native.run(o, fn, [out, ...ins], 0, scalars);
-  } catch (e) {
-    out.dispose();
-    throw e;
-  }
-  return out;
-}
-
-function scaled(g: Tensor, alpha: number): Tensor {
-  return alpha === 1 ? g.retain() : into(emptyLike(g), SCALE, "backward (scale)", [g], [alpha]);
-}
-
-function checkPair(fn: string, a: Tensor, b: Tensor): void {
-  checkCommon(fn, ["a", "b"], [a, b]);
-  if (!sameShape(a.shape, b.shape)) {
-    throw new LLTMError("SHAPE_MISMATCH", `${fn}: 'a' has shape [${a.shape.join(", ")}] but 'b' [${b.shape.join(", ")}]; expected equal shapes`);
-  }
-}
-
-class AddNode extends Node {
-  private readonly alpha: number;
-
-  constructor(alpha: number) {
-    super("add");
-    this.alpha = alpha;
+  constructor(name: string, saved: readonly Tensor[], map: FunctionNode["map"]) {
+    super(name);
+    this.saved = saved.map((t) => t.retain());
+    this.map = map;
   }
 
   backward(grads: readonly (Tensor | undefined)[]): (Tensor | undefined)[] {
-    const g = grads[0]!;
-    return [this.needs(0) ? g.retain() : undefined, this.needs(1) ? scaled(g, this.alpha) : undefined];
-  }
-
-  protected releaseSaved(): void {}
-}
-
-/** a + alpha·b, elementwise over equal shapes. */
-export function add(a: Tensor, b: Tensor, alpha = 1): Tensor {
-  checkPair("add", a, b);
-  const out = withGradMode(false, () => into(emptyLike(a), ADD, "add", [a, b], [alpha]));
-  return needsRecording([a, b]) ? recordOne(new AddNode(alpha), [a, b], out) : out;
-}
-
-/** a − b, elementwise over equal shapes. */
-export function sub(a: Tensor, b: Tensor): Tensor {
-  return add(a, b, -1);
-}
-
-class MulNode extends Node {
-  private saved: { a: Tensor; b: Tensor } | undefined;
-
-  constructor(a: Tensor, b: Tensor) {
-    super("mul");
-    this.saved = { a: a.retain(), b: b.retain() };
-  }
-
-  backward(grads: readonly (Tensor | undefined)[]): (Tensor | undefined)[] {
-    const g = grads[0]!, { a, b } = this.saved!;
-    return [
-      this.needs(0) ? into(emptyLike(g), MUL, "backward (mul)", [g, b]) : undefined,
-      this.needs(1) ? into(emptyLike(g), MUL, "backward (mul)", [g, a]) : undefined,
-    ];
+    return this.map(grads[0]!, this.saved, (i) => this.needs(i));
   }
 
   protected releaseSaved(): void {
-    this.saved?.a.dispose();
-    this.saved?.b.dispose();
-    this.saved = undefined;
+    for (const t of this.saved) t.dispose();
+    this.saved = [];
   }
 }
 
-/** a·b, elementwise over equal shapes. */
+/**
+ * Runs `forward` without recording, then, when an input requires gradients, records `map` as its backward
+ * with what `save` picks (inputs, or the output) kept for it.
+ */
+function onTape(
+  name: string, inputs: readonly Tensor[], save: (out: Tensor) => readonly Tensor[], forward: () => Tensor, map: FunctionNode["map"],
+): Tensor {
+  const out = withGradMode(false, forward);
+  return needsRecording(inputs) ? recordOne(new FunctionNode(name, save(out), map), inputs, out) : out;
+}
+
+const nothing = (): readonly Tensor[] => [];
+
+/** alpha·g, or g itself (a new reference) for alpha 1. */
+function scaled(g: Tensor, alpha: number): Tensor {
+  return alpha === 1 ? g.retain() : scaleOp(g, alpha);
+}
+
+/** The gradient of a b broadcast from `shape` into g's: g itself for the same shape, summed for one element. */
+function unbroadcast(g: Tensor, shape: readonly number[], alpha: number): Tensor {
+  if (sameShape(g.shape, shape)) return scaled(g, alpha);
+  using total = sumOp(g);
+  using s = scaled(total, alpha);
+  return s.reshape(shape);
+}
+
+function addScaled(fn: string, a: Tensor, b: Tensor, alpha: number): Tensor {
+  if (b.requiresGrad && !sameShape(a.shape, b.shape) && b.numel !== 1 && needsRecording([b])) {
+    throw new LLTMError("INVALID_ARGUMENT", `${fn}: a broadcast 'b' that requires gradients must have one element (or a's shape)`);
+  }
+  const shape = b.shape;
+  return onTape(fn, [a, b], nothing, () => addOp(a, b, { alpha }), (g, _, needs) => [
+    needs(0) ? g.retain() : undefined,
+    needs(1) ? unbroadcast(g, shape, alpha) : undefined,
+  ]);
+}
+
+/** a + alpha·b (b of a's shape, or broadcast to it), as torch.add. */
+export function add(a: Tensor, b: Tensor, options: { alpha?: number } = {}): Tensor {
+  return addScaled("add", a, b, options.alpha ?? 1);
+}
+
+/** a − alpha·b, as torch.sub. */
+export function sub(a: Tensor, b: Tensor, options: { alpha?: number } = {}): Tensor {
+  return addScaled("sub", a, b, -(options.alpha ?? 1));
+}
+
+/** a·b elementwise. */
 export function mul(a: Tensor, b: Tensor): Tensor {
-  checkPair("mul", a, b);
-  const out = withGradMode(false, () => into(emptyLike(a), MUL, "mul", [a, b]));
-  return needsRecording([a, b]) ? recordOne(new MulNode(a, b), [a, b], out) : out;
-}
-
-class ScaleNode extends Node {
-  private readonly alpha: number;
-
-  constructor(alpha: number) {
-    super("scale");
-    this.alpha = alpha;
-  }
-
-  backward(grads: readonly (Tensor | undefined)[]): (Tensor | undefined)[] {
-    return [scaled(grads[0]!, this.alpha)];
-  }
-
-  protected releaseSaved(): void {}
+  return onTape("mul", [a, b], () => [a, b], () => mulOp(a, b), (g, [x, y], needs) => [
+    needs(0) ? mulOp(g, y!) : undefined,
+    needs(1) ? mulOp(g, x!) : undefined,
+  ]);
 }
 
 /** alpha·x. */
 export function scale(x: Tensor, alpha: number): Tensor {
-  checkCommon("scale", ["x"], [x]);
-  if (typeof alpha !== "number") throw new LLTMError("INVALID_ARGUMENT", `scale: 'alpha' must be a number, got ${typeof alpha}`);
-  const out = withGradMode(false, () => into(emptyLike(x), SCALE, "scale", [x], [alpha]));
-  return needsRecording([x]) ? recordOne(new ScaleNode(alpha), [x], out) : out;
+  return onTape("scale", [x], nothing, () => scaleOp(x, alpha), (g) => [scaleOp(g, alpha)]);
 }
 
-class SumNode extends Node {
-  private readonly shape: readonly number[];
-  private readonly factor: number;
-
-  constructor(x: Tensor, factor: number) {
-    super("sum");
-    this.shape = x.shape;
-    this.factor = factor;
-  }
-
-  backward(grads: readonly (Tensor | undefined)[]): (Tensor | undefined)[] {
-    const g = grads[0]!;
-    // Every element's gradient is the total's times the factor: the [1] gradient broadcast by a stride-0 view.
-    using spread = g.expand(this.shape);
-    return [into(Tensor.empty(this.shape, { dtype: g.dtype, device: g.device }), SCALE, "backward (sum)", [spread], [this.factor])];
-  }
-
-  protected releaseSaved(): void {}
-}
-
-function reduce(fn: string, x: Tensor, factor: number): Tensor {
-  checkCommon(fn, ["x"], [x]);
-  const out = withGradMode(false, () => {
-    const o = Tensor.empty([1], { dtype: x.dtype, device: x.device });
-    try {
-      native.run(SUM, fn, [x, o], 0, [factor]);
-    } catch (e) {
-      o.dispose();
-      throw e;
-    }
-    return o;
-  });
-  return needsRecording([x]) ? recordOne(new SumNode(x, factor), [x], out) : out;
-}
-
-/** The sum of every element, [1]. */
+/** The sum of x's elements, [1]. */
 export function sum(x: Tensor): Tensor {
-  return reduce("sum", x, 1);
+  const shape = x.shape;
+  return onTape("sum", [x], nothing, () => sumOp(x), (g) => [sumBackward(g, shape)]);
 }
 
-/** The mean of every element, [1]. */
+/** The mean of x's elements, [1]. */
 export function mean(x: Tensor): Tensor {
-  return reduce("mean", x, 1 / x.numel);
+  const shape = x.shape;
+  return onTape("mean", [x], nothing, () => meanOp(x), (g) => [sumBackward(g, shape, { mean: true })]);
 }
 
-class SoftmaxNode extends Node {
-  private y: Tensor | undefined;
-
-  constructor(y: Tensor) {
-    super("softmax");
-    this.y = y.retain();
-  }
-
-  backward(grads: readonly (Tensor | undefined)[]): (Tensor | undefined)[] {
-    const y = this.y!, g = grads[0]!;
-    const d = emptyLike(y);
-    try {
-      native.run(SOFTMAX_BACKWARD, "backward (softmax)", [y, g, d]);
-    } catch (e) {
-      d.dispose();
-      throw e;
-    }
-    return [d];
-  }
-
-  protected releaseSaved(): void {
-    this.y?.dispose();
-    this.y = undefined;
-  }
-}
-
-/** Softmax over each row of x [N, V]. */
+/** Softmax over the last dimension. */
 export function softmax(x: Tensor): Tensor {
-  const fn = "softmax";
-  checkCommon(fn, ["x"], [x]);
-  if (x.ndim !== 2) throw new LLTMError("SHAPE_MISMATCH", `${fn}: 'x' must be [N, V], got [${x.shape.join(", ")}]`);
-  const y = withGradMode(false, () => {
-    const o = emptyLike(x);
-    try {
-      native.run(SOFTMAX, fn, [x, o]);
-    } catch (e) {
-      o.dispose();
-      throw e;
+  return onTape("softmax", [x], (y) => [y], () => softmaxOp(x), (g, [y]) => [softmaxBackward(g, y!)]);
+}
+
+/** a and b joined along `dim` (default 0), as torch.cat of two tensors. */
+export function cat(a: Tensor, b: Tensor, dim = 0): Tensor {
+  const d = dim < 0 ? dim + a.ndim : dim;
+  const first = a.shape[d]!, second = b.shape[d]!;
+  return onTape("cat", [a, b], nothing, () => catOp(a, b, dim), (g, _, needs) => [
+    needs(0) ? g.narrow(d, 0, first) : undefined,
+    needs(1) ? g.narrow(d, first, second) : undefined,
+  ]);
+}
+
+/** The mean (or sum, or per-element) squared error of a against b, as torch.nn.functional.mse_loss. */
+export function mseLoss(a: Tensor, b: Tensor, options: { reduction?: Reduction } = {}): Tensor {
+  return onTape("mseLoss", [a, b], () => [a, b], () => mseLossOp(a, b, options), (g, [x, y], needs) => {
+    const da = mseLossBackward(g, x!, y!, options);
+    if (!needs(1)) return [da, undefined];
+    const db = scaleOp(da, -1);
+    if (!needs(0)) {
+      da.dispose();
+      return [undefined, db];
     }
-    return o;
+    return [da, db];
   });
-  return needsRecording([x]) ? recordOne(new SoftmaxNode(y), [x], y) : y;
 }

@@ -1,0 +1,62 @@
+// Sums over a whole strided tensor in two passes (a partial sum per block,
+// then one block adding the partials), in double, in a fixed order: the
+// same inputs give the same bits run after run.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "lltm_args.h"
+#include "math/shape4.cuh"
+#include "runtime/device.h"
+#include "runtime/launch.h"
+
+namespace lltm::cuda {
+
+// Blocks of the first pass: enough to fill a GPU, few enough for one block to add.
+constexpr int64_t kReduceBlocks = 1024;
+
+// The sum of v over the block (kBlockThreads threads), valid in thread 0; one call per kernel.
+__device__ __forceinline__ double block_sum(double v) {
+  __shared__ double warp_sums[kBlockThreads / 32];
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = v;
+  __syncthreads();
+  v = threadIdx.x < kBlockThreads / 32 ? warp_sums[threadIdx.x] : 0.0;
+  if (threadIdx.x < 32)
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  return v;
+}
+
+template <typename T, bool Square>
+__global__ void partial_sums_kernel(const T* x, Shape4 shape, int64_t n, double* partial) {
+  double s = 0;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const double v = double(x[offset_of(i, shape, shape)]);
+    s += Square ? v * v : v;
+  }
+  s = block_sum(s);
+  if (threadIdx.x == 0) partial[blockIdx.x] = s;
+}
+
+template <typename T>
+__global__ void finish_sum_kernel(const double* partial, int64_t blocks, T* total, double scale, bool accumulate) {
+  double s = 0;
+  for (int64_t i = threadIdx.x; i < blocks; i += blockDim.x) s += partial[i];
+  s = block_sum(s);
+  if (threadIdx.x == 0) *total = T(accumulate ? double(*total) + scale * s : scale * s);
+}
+
+// *total = scale * (the sum of x's elements, or of their squares), or added to *total when accumulating.
+template <typename T, bool Square>
+void reduce_into(const lltm_tensor& x, T* total, double scale, bool accumulate, cudaStream_t stream) {
+  const int64_t n = numel(x);
+  const int64_t blocks = std::min<int64_t>(grid_blocks(n), kReduceBlocks);
+  Scratch partial(size_t(blocks) * sizeof(double));
+  launch("partial_sums_kernel", partial_sums_kernel<T, Square>, dim3(unsigned(blocks)), dim3(kBlockThreads), 0,
+         stream, static_cast<const T*>(x.data), shape4(x), n, partial.as<double>());
+  launch("finish_sum_kernel", finish_sum_kernel<T>, dim3(1), dim3(kBlockThreads), 0, stream,
+         partial.as<const double>(), blocks, total, scale, accumulate);
+}
+
+}  // namespace lltm::cuda

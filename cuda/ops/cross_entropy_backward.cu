@@ -1,0 +1,77 @@
+// cross_entropy's backward on the device: the targets checked first, the
+// rows not ignored counted by one block (for the mean), then one thread per
+// row writing (softmax - onehot(target)) times the row's gradient.
+#include <string>
+
+#include "dispatch.h"
+#include "math/index_check.cuh"
+#include "math/reduce.cuh"
+#include "math/rows.cuh"
+#include "op_slots.h"
+#include "ops/cross_entropy_backward.cuh"
+#include "ops/refusals.h"
+#include "runtime/op_registry.h"
+
+namespace lltm::cuda {
+
+namespace {
+
+template <int = 0>
+__global__ void count_kernel(const int32_t* t, int64_t ts, int64_t N, int64_t ignore, double* count) {
+  double c = 0;
+  for (int64_t n = threadIdx.x; n < N; n += blockDim.x) c += t[n * ts] != ignore ? 1.0 : 0.0;
+  c = block_sum(c);
+  if (threadIdx.x == 0) *count = c;
+}
+
+template <typename T>
+__global__ void grad_kernel(const T* x, int64_t x0, int64_t x1, const int32_t* t, int64_t ts, int64_t N, int64_t V,
+                            int64_t ignore, int64_t reduction, const T* g_losses, int64_t gls, const T* g_total,
+                            const double* count, T* d, int64_t d0, int64_t d1) {
+  for (int64_t n = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; n < N; n += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t target = t[n * ts];
+    T* out = d + n * d0;
+    if (target == ignore) {
+      for (int64_t v = 0; v < V; ++v) out[v * d1] = T(0);
+      continue;
+    }
+    const T g = reduction == 0 ? g_losses[n * gls] : reduction == 1 ? T(double(*g_total) / *count) : *g_total;
+    const T* row = x + n * x0;
+    const RowExp<T> e = row_exp(row, x1, V);
+    for (int64_t v = 0; v < V; ++v) out[v * d1] = (exp(row[v * x1] - e.max) / e.sum - T(v == target)) * g;
+  }
+}
+
+}  // namespace
+
+void op_cross_entropy_backward(const OpCall& call, int device) {
+  namespace s = slots::CROSS_ENTROPY_BACKWARD;
+  namespace k = scalars::CROSS_ENTROPY_BACKWARD;
+  const lltm_tensor &x = *call.tensors[s::logits], &t = *call.tensors[s::targets], &d = *call.tensors[s::d_logits];
+  const lltm_tensor *g_losses = call.tensors[s::grad_losses], *g_total = call.tensors[s::grad_total];
+  const int64_t N = call.size('N'), V = call.size('V');
+  const int64_t reduction = int64_t(call.scalars[k::reduction]), ignore = int64_t(call.scalars[k::ignore_index]);
+  DeviceGuard guard(device);
+  cudaStream_t stream = state(device).stream;
+  const BadIndex bad = first_bad_index(t, N, V, &ignore, stream);
+  if (bad.position >= 0)
+    ops::refuse_index("lltm_cross_entropy_backward", "targets", bad.position, bad.value, V,
+                      (" or ignore_index (" + std::to_string(ignore) + ")").c_str());
+  const int32_t* td = static_cast<const int32_t*>(t.data);
+  Scratch count(sizeof(double));
+  launch("count_kernel", count_kernel<>, dim3(1), dim3(kBlockThreads), 0, stream, td, t.strides[0], N, ignore,
+         count.as<double>());
+  LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_cross_entropy_backward", [&] {
+    using T = scalar_t;
+    launch("grad_kernel", grad_kernel<T>, dim3(grid_blocks(N)), dim3(kBlockThreads), 0, stream,
+           static_cast<const T*>(x.data), x.strides[0], x.strides[1], td, t.strides[0], N, V, ignore, reduction,
+           g_losses != nullptr ? static_cast<const T*>(g_losses->data) : nullptr,
+           g_losses != nullptr ? g_losses->strides[0] : int64_t(0),
+           g_total != nullptr ? static_cast<const T*>(g_total->data) : nullptr, count.as<const double>(),
+           static_cast<T*>(d.data), d.strides[0], d.strides[1]);
+  });
+}
+
+LLTM_CUDA_OP(CROSS_ENTROPY_BACKWARD, op_cross_entropy_backward);
+
+}  // namespace lltm::cuda

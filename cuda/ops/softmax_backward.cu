@@ -1,0 +1,41 @@
+// softmax's backward on the device: one thread per row, d_x = y * (grad_y - sum(grad_y * y)).
+#include "dispatch.h"
+#include "op_slots.h"
+#include "ops/softmax_backward.cuh"
+#include "runtime/device.h"
+#include "runtime/launch.h"
+#include "runtime/op_registry.h"
+
+namespace lltm::cuda {
+
+namespace {
+
+template <typename T>
+__global__ void softmax_backward_kernel(const T* y, int64_t y0, int64_t y1, const T* g, int64_t g0, int64_t g1, T* d,
+                                        int64_t d0, int64_t d1, int64_t N, int64_t V) {
+  for (int64_t n = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; n < N; n += int64_t(gridDim.x) * blockDim.x) {
+    T dot = 0;
+    for (int64_t v = 0; v < V; ++v) dot += y[n * y0 + v * y1] * g[n * g0 + v * g1];
+    for (int64_t v = 0; v < V; ++v) d[n * d0 + v * d1] = y[n * y0 + v * y1] * (g[n * g0 + v * g1] - dot);
+  }
+}
+
+}  // namespace
+
+void op_softmax_backward(const OpCall& call, int device) {
+  namespace s = slots::SOFTMAX_BACKWARD;
+  const lltm_tensor &y = *call.tensors[s::y], &g = *call.tensors[s::grad_y], &d = *call.tensors[s::d_x];
+  const int64_t N = call.size('N'), V = call.size('V');
+  DeviceGuard guard(device);
+  LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_softmax_backward", [&] {
+    using T = scalar_t;
+    launch("softmax_backward_kernel", softmax_backward_kernel<T>, dim3(grid_blocks(N)), dim3(kBlockThreads), 0,
+           state(device).stream, static_cast<const T*>(y.data), y.strides[0], y.strides[1],
+           static_cast<const T*>(g.data), g.strides[0], g.strides[1], static_cast<T*>(d.data), d.strides[0],
+           d.strides[1], N, V);
+  });
+}
+
+LLTM_CUDA_OP(SOFTMAX_BACKWARD, op_softmax_backward);
+
+}  // namespace lltm::cuda

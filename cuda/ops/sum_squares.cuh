@@ -1,0 +1,11 @@
+// The sum_squares op (LLTM_OP_SUM_SQUARES of csrc/lltm_ops.def) on the device, registered with LLTM_CUDA_OP.
+#pragma once
+
+#include "op_call.h"
+
+namespace lltm::cuda {
+
+// Throws lltm::Error.
+void op_sum_squares(const OpCall& call, int device);
+
+}  // namespace lltm::cuda

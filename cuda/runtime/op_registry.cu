@@ -1,0 +1,15 @@
+#include "runtime/op_registry.h"
+
+namespace lltm::cuda {
+
+namespace {
+// Constant-initialised, so registrations from other files' static
+// initialisers find it ready whatever their order.
+OpRunner registered[LLTM_OP_END];
+}  // namespace
+
+OpRunner op_runner(int32_t op) { return op > 0 && op < LLTM_OP_END ? registered[op] : nullptr; }
+
+RegisterOp::RegisterOp(int32_t op, OpRunner run) { registered[op] = run; }
+
+}  // namespace lltm::cuda
