@@ -2,7 +2,7 @@
 import { join } from "node:path";
 
 import {
-  Dropout, Embedding, Linear, LLTM, LLTMCell, ModuleList, nativeMemory, noGrad, Sequential, Tensor,
+  clipGradNorm_, Dropout, Embedding, Linear, LLTM, LLTMCell, ModuleList, nativeMemory, noGrad, Sequential, Tensor,
 } from "../ts/index.ts";
 import { assert, assertEquals, assertThrowsLLTM, test } from "./harness.ts";
 import { tempDir } from "./temp_dir.ts";
@@ -142,4 +142,14 @@ test("LLTM: a sequence run in two halves with the state carried gives the whole 
     close(b.h, whole.h, "h");
     close(b.c, whole.c, "c");
   });
+});
+
+test("clipGradNorm_ scales the parameters' gradients to maxNorm together and returns the norm before", () => {
+  using lin = new Linear(1, 1, { dtype: "float64", seed: 1 });
+  lin.weight.grad = Tensor.fromArray([[3]], { dtype: "float64" });
+  lin.bias!.grad = Tensor.fromArray([4], { dtype: "float64" });
+  using norm = clipGradNorm_(lin.parameters(), 1);
+  assert(Math.abs(norm.item() - 5) < 1e-12, `norm ${norm.item()}`);
+  const w = lin.weight.grad.item(), b = lin.bias!.grad.item();
+  assert(Math.abs(Math.hypot(w, b) - 1) < 1e-5 && Math.abs(w / b - 0.75) < 1e-12, `clipped to ${w}, ${b}`);
 });

@@ -6,6 +6,7 @@
  * dropout between layers, on the tape.
  */
 import { lltmCell, lltmSequence } from "../autograd/functions/lltm.ts";
+import { cat } from "../autograd/functions/elementwise.ts";
 import { stack } from "../autograd/functions/stack.ts";
 import { LLTMError } from "../errors.ts";
 import { Random } from "../random.ts";
@@ -14,7 +15,7 @@ import { ModuleList } from "./containers.ts";
 import { Dropout } from "./dropout.ts";
 import { checkSizes, type ParameterOptions, type Placement, placement, uniform } from "./init.ts";
 import { Module } from "./module.ts";
-import { concatFeatures, reverseTime } from "./reverse.ts";
+import { reverseTime } from "./reverse.ts";
 
 /** An LLTM state: h and c. */
 export interface LLTMState {
@@ -205,7 +206,7 @@ export class LLTM extends Module {
           lastC.push(own(owned, back.c));
           own(owned, back.output);
           const unreversed = own(owned, reverseTime(back.output));
-          output = own(owned, concatFeatures(output, unreversed));
+          output = own(owned, cat(output, unreversed, -1));
         }
         input = output;
       }
