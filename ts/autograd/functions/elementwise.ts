@@ -64,12 +64,13 @@ function unbroadcast(g: Tensor, shape: readonly number[], alpha: number): Tensor
   return s.reshape(shape);
 }
 
-function addScaled(fn: string, a: Tensor, b: Tensor, alpha: number): Tensor {
+/** a + alpha·b by `forward` (add's or sub's own, for their messages), on the tape. */
+function addScaled(fn: string, a: Tensor, b: Tensor, alpha: number, forward: () => Tensor): Tensor {
   if (b.requiresGrad && !sameShape(a.shape, b.shape) && b.numel !== 1 && needsRecording([b])) {
     throw new LLTMError("INVALID_ARGUMENT", `${fn}: a broadcast 'b' that requires gradients must have one element (or a's shape)`);
   }
   const shape = b.shape;
-  return onTape(fn, [a, b], nothing, () => addOp(a, b, { alpha }), (g, _, needs) => [
+  return onTape(fn, [a, b], nothing, forward, (g, _, needs) => [
     needs(0) ? g.retain() : undefined,
     needs(1) ? unbroadcast(g, shape, alpha) : undefined,
   ]);
@@ -77,12 +78,14 @@ function addScaled(fn: string, a: Tensor, b: Tensor, alpha: number): Tensor {
 
 /** a + alpha·b (b of a's shape, or broadcast to it), as torch.add. */
 export function add(a: Tensor, b: Tensor, options: { alpha?: number } = {}): Tensor {
-  return addScaled("add", a, b, options.alpha ?? 1);
+  const alpha = options.alpha ?? 1;
+  return addScaled("add", a, b, alpha, () => addOp(a, b, options));
 }
 
 /** a − alpha·b, as torch.sub. */
 export function sub(a: Tensor, b: Tensor, options: { alpha?: number } = {}): Tensor {
-  return addScaled("sub", a, b, -(options.alpha ?? 1));
+  const alpha = options.alpha ?? 1;
+  return addScaled("sub", a, b, -alpha, () => subOp(a, b, options));
 }
 
 /** a·b elementwise. */
