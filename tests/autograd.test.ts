@@ -4,7 +4,7 @@
  * step leaves behind (none but the leaves' gradients).
  */
 import {
-  add, crossEntropy, Embedding, LLTM, LLTMCell, LLTMLayer, Linear, type Module, mseLoss, mul, nativeMemory, noGrad, scale, Sequential, softmax, stack, sub, Tensor,
+  add, crossEntropy, Embedding, LLTM, LLTMCell, LLTMLayer, Linear, type Module, mseLoss, mul, nativeMemory, noGrad, scale, Sequential, softmax, stack, sub, sum, Tensor,
 } from "../ts/index.ts";
 import { assert, assertEquals, assertThrowsLLTM, test } from "./harness.ts";
 
@@ -201,4 +201,24 @@ test("a training step leaves no native memory behind but the gradients, with or 
   assertEquals(nativeMemory().liveBytes, after, "bytes after more steps");
   step(false);
   assertEquals(nativeMemory().liveBytes, after, "a graph never differentiated is freed with its tensors");
+});
+
+test("a char-model step (embedding, dropout, LLTM, linear, crossEntropy, sum) leaves no native memory behind", () => {
+  using embed = new Embedding(6, 3, { seed: 1 });
+  using model = new LLTM(3, 5, { layers: 2, dropout: 0.3, bidirectional: true, seed: 2 });
+  using head = new Linear(10, 6, { seed: 3 });
+  using ids = Tensor.fromTypedArray(new Int32Array([0, 1, 2, 3, 4, 5, 0, 1]), [4, 2]);
+  using targets = Tensor.fromTypedArray(new Int32Array([1, 2, 3, 4, 5, 0, 1, 2]), [4, 2]);
+  const step = () => {
+    using x = embed.forward(ids);
+    using out = model.forward(x);
+    using logits = head.forward(out.output);
+    using perRow = crossEntropy(logits, targets, { reduction: "none" });
+    using loss = sum(perRow);
+    loss.backward();
+  };
+  step();
+  const after = nativeMemory().liveBytes;
+  for (let i = 0; i < 3; i++) step();
+  assertEquals(nativeMemory().liveBytes, after, "bytes after more steps");
 });
