@@ -25,6 +25,16 @@ test("int32 tensors from Int32Array and from integer arrays, read back as Int32A
   assertThrowsLLTM(() => Tensor.randn([2], { dtype: "int32" }), "INVALID_DTYPE", /float type/);
 });
 
+testOnDevices("int32 tensors are filled with integers only", (device) => {
+  using z = Tensor.zeros([2, 2], { dtype: "int32", device });
+  assertEquals(z.toArray(), [[0, 0], [0, 0]]);
+  using f = Tensor.full([3], -7, { dtype: "int32", device });
+  assertEquals([...f.toTypedArray()], [-7, -7, -7]);
+  assertThrowsLLTM(() => f.fill(0.5), "INVALID_ARGUMENT", /^fill: 'value' must be an integer .* when the tensor is int32, got 0\.5/);
+  assertThrowsLLTM(() => f.fill(2 ** 31), "INVALID_ARGUMENT", /^fill: 'value' must be an integer/);
+  assertEquals([...f.toTypedArray()], [-7, -7, -7]);
+});
+
 test("int32 tensors print as integers", () => {
   using a = ints([7, 0, -3]);
   assertEquals(formatTensor(a), "Tensor(int32, cpu, [3]) [7, 0, -3]");

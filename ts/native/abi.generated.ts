@@ -695,7 +695,7 @@ export const opTable = {
     entry: "lltm_fill",
     flags: 0,
     sizes: [],
-    slots: [{ name: "dst", role: "OUT", optional: false, contiguous: false, bytes: false, sameView: false, index: false, anyType: false, shape: "*", dims: null, same: null }],
+    slots: [{ name: "dst", role: "OUT", optional: false, contiguous: false, bytes: false, sameView: false, index: false, anyType: true, shape: "*", dims: null, same: null }],
     scalars: [{ name: "value", kind: "ANY", lo: 0, hi: 0 }],
   },
   AXPY: {
