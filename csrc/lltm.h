@@ -23,8 +23,14 @@
  * refused (LLTM_ERR_INVALID_ARGUMENT), except that lltm_copy and lltm_axpy
  * accept dst/y and src/x as the very same view.
  *
- * The element type of every tensor in a call is the call's `dtype`; every
- * tensor lives on the call's device (`device_kind`, `device_index`). The CPU
+ * Each tensor of an lltm_run call carries its element type (lltm_tensor.dtype):
+ * float32, bfloat16 and float16 may be mixed in one call, which then computes
+ * in float32 (bfloat16 and float16 tensors are converted to float32
+ * temporaries and the outputs rounded back to nearest even); float64 tensors
+ * compute in float64 and mix with no other type; LLTM_OP_COPY converts
+ * between any two. In a typed call every tensor has the call's `dtype`
+ * argument. Every tensor lives on the call's device (`device_kind`,
+ * `device_index`). The CPU
  * backend is always present; the CUDA backend is a separate library
  * (liblltm_cuda) that this library loads on first use, so lltm_backends()
  * says what this build and machine can run.
@@ -144,8 +150,10 @@ typedef struct lltm_call {
 LLTM_API int32_t lltm_run(int32_t op, const lltm_call* call);
 
 /* The bytes the BYTES slot of op `op` needs for the sizes of the call's
- * other tensors (LLTM_OP_SEQUENCE_FORWARD and _BACKWARD: the reserve), in
- * *bytes; only the slots that the op's sizes are taken from are read. */
+ * other tensors (LLTM_OP_SEQUENCE_FORWARD and _BACKWARD: the reserve, sized
+ * in the call's compute type), in *bytes (0 on failure); only the slots that
+ * the op's sizes are taken from are read, and the device. Messages start with
+ * "lltm_buffer_bytes"; an op without a BYTES slot is LLTM_ERR_INVALID_ARGUMENT. */
 LLTM_API int32_t lltm_buffer_bytes(int32_t op, const lltm_call* call, uint64_t* bytes);
 
 /* LLTM_ABI_VERSION of the library actually loaded. */

@@ -44,7 +44,7 @@ constexpr const DtypeInfo* dtype_info(int64_t code) {
 }
 
 constexpr bool is_float_dtype(int64_t code) {
-  return dtype_info(code) != nullptr && dtype_info(code)->cls == DtypeClass::FLOAT;
+  return code >= 0 && code < kDtypeCount && kDtypes[code].cls == DtypeClass::FLOAT;
 }
 
 constexpr bool is_index_dtype(int64_t code) {
