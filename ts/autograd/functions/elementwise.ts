@@ -88,8 +88,11 @@ export function sub(a: Tensor, b: Tensor, options: { alpha?: number } = {}): Ten
   return addScaled("sub", a, b, -alpha, () => subOp(a, b, options));
 }
 
-/** a·b elementwise. */
+/** a·b elementwise (b of a's shape, or broadcast to it when it needs no gradient). */
 export function mul(a: Tensor, b: Tensor): Tensor {
+  if (!sameShape(a.shape, b.shape) && needsRecording([b]) && b.requiresGrad) {
+    throw new LLTMError("INVALID_ARGUMENT", "mul: a broadcast 'b' that requires gradients is not supported; expand it to a's shape with a copy");
+  }
   return onTape("mul", [a, b], () => [a, b], () => mulOp(a, b), (g, [x, y], needs) => [
     needs(0) ? mulOp(g, y!) : undefined,
     needs(1) ? mulOp(g, x!) : undefined,
