@@ -32,13 +32,13 @@ npm install --silent --no-audit --no-fund "$work"/tarballs/*.tgz "${tools[@]}" 2
 
 # The training, as TypeScript (Bun, Deno) and as JavaScript (Node).
 cat > train.ts <<'EOF'
-import { Adam, backendInfo, LLTM, Tensor } from "lltm";
+import { Adam, backendInfo, LLTMLayer, Tensor } from "lltm";
 
 const runtime = "Bun" in globalThis ? "Bun" : "Deno" in globalThis ? "Deno" : "Node";
 const library = backendInfo().path;
 if (!library.includes("@lltm/linux-x64-gnu")) throw new Error(`${runtime}: not the prebuilt library: ${library}`);
 const B = 16, F = 3, S = 8;
-using model = new LLTM(F, S, { seed: 0 });
+using model = new LLTMLayer(F, S, { seed: 0 });
 using optimizer = new Adam(model.parameters(), { lr: 0.05 });
 using input = Tensor.randn([B, F], { seed: 1 });
 const target = Tensor.rand([B, S], { seed: 2 }).toTypedArray();
@@ -67,12 +67,12 @@ console.log(`${runtime}: loss ${first.toFixed(4)} -> ${last.toFixed(4)} in ${los
 if (!(last < 0.5 * first)) throw new Error(`${runtime}: the loss did not fall`);
 EOF
 cat > train.mjs <<'EOF'
-import { Adam, backendInfo, LLTM, Tensor } from "lltm";
+import { Adam, backendInfo, LLTMLayer, Tensor } from "lltm";
 
 const library = backendInfo().path;
 if (!library.includes("@lltm/linux-x64-gnu")) throw new Error(`Node: not the prebuilt library: ${library}`);
 const B = 16, F = 3, S = 8;
-const model = new LLTM(F, S, { seed: 0 });
+const model = new LLTMLayer(F, S, { seed: 0 });
 const optimizer = new Adam(model.parameters(), { lr: 0.05 });
 const input = Tensor.randn([B, F], { seed: 1 });
 const target = Tensor.rand([B, S], { seed: 2 }).toTypedArray();
@@ -103,12 +103,12 @@ EOF
 
 # What a TypeScript user writes, checked with no runtime's types at all.
 cat > consumer.ts <<'EOF'
-import { backendInfo, type DType, LLTM, LLTMError, lltmBackward, lltmForward, load, type LoadResult, Tensor } from "lltm";
+import { backendInfo, type DType, LLTMError, LLTMLayer, lltmBackward, lltmForward, load, type LoadResult, Tensor } from "lltm";
 
 export async function demo(dtype: DType): Promise<number[]> {
   const built: LoadResult = await load({ cuda: false, progress: false });
   const input = Tensor.randn([2, 3], { dtype, seed: 1 });
-  const model = new LLTM(3, 4, { dtype });
+  const model = new LLTMLayer(3, 4, { dtype });
   const [h, c] = model.initialState(2);
   const out = lltmForward(input, model.weights, model.bias, h, c);
   const grads = lltmBackward(out.newH, out.newCell, out.newCell, out.inputGate, out.outputGate, out.candidateCell,

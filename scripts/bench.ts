@@ -23,7 +23,7 @@ import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 
 import {
-  backendInfo, cuda, type DType, LLTM, lltmBackward, lltmSequenceForward, referenceBackwardMatrices, referenceForward,
+  backendInfo, cuda, type DType, LLTMLayer, lltmBackward, lltmSequenceForward, referenceBackwardMatrices, referenceForward,
   referenceForwardMatrices, relativeError, Tensor, toMatrix,
 } from "../ts/index.ts";
 import { fail, intArg, parseArgs } from "./args.ts";
@@ -113,7 +113,7 @@ if (variant === "ref") {
   const { batch: B, features: F, state: S } = sizes;
   using w = workload(sizes, dtype, device);
   using xs = Tensor.randn([steps, B, F], { dtype, device, seed: 11 });
-  using module = new LLTM(F, S, { dtype, device });
+  using module = new LLTMLayer(F, S, { dtype, device });
   module.weights.copyFrom(w.weights);
   module.bias.copyFrom(w.bias);
   using ones = Tensor.ones([steps, B, S], { dtype, device });

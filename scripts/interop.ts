@@ -12,7 +12,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 
-import { type DeviceLike, LLTM, loadCheckpoint, saveCheckpoint, Tensor } from "../ts/index.ts";
+import { type DeviceLike, LLTMLayer, loadCheckpoint, saveCheckpoint, Tensor } from "../ts/index.ts";
 import { parseArgs } from "./args.ts";
 
 const usage = "usage: bun scripts/interop.ts [--device cpu|cuda] [--out out] [--read]";
@@ -39,7 +39,7 @@ if (args.flags.has("--read")) {
 
 mkdirSync(out, { recursive: true });
 const B = 5, F = 7, S = 11;
-using model = new LLTM(F, S, { dtype: "float64", device, seed: 42 });
+using model = new LLTMLayer(F, S, { dtype: "float64", device, seed: 42 });
 model.save(join(out, "interop_model.safetensors"));
 using input = Tensor.randn([B, F], { dtype: "float64", device, seed: 1 });
 using h = Tensor.randn([B, S], { dtype: "float64", device, seed: 2 });

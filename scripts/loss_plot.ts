@@ -46,9 +46,17 @@ function label(v: number): string {
   return String(Number(v.toPrecision(2)));
 }
 
-export function lossPlot(values: readonly number[], baseline: number, title: string): string {
+export interface LossPlotOptions {
+  /** What the dashed line is (default: the adding problem's memoryless baseline). */
+  baselineLabel?: string;
+  /** Held-out losses as [step, loss], drawn as a second curve with points. */
+  validation?: readonly (readonly [number, number])[];
+}
+
+export function lossPlot(values: readonly number[], baseline: number, title: string, options: LossPlotOptions = {}): string {
   const W = 720, H = 400, left = 64, right = 24, top = 40, bottom = 52;
-  const positive = values.filter((v) => v > 0 && Number.isFinite(v));
+  const validation = options.validation ?? [];
+  const positive = [...values, ...validation.map(([, v]) => v)].filter((v) => v > 0 && Number.isFinite(v));
   const avg = smoothed(values);
   const lo = 10 ** Math.floor(Math.log10(Math.min(baseline, ...positive, ...avg.filter((v) => v > 0)) || 1e-6));
   const hi = 10 ** Math.ceil(Math.log10(Math.max(baseline, ...positive) || 1));
@@ -69,6 +77,11 @@ export function lossPlot(values: readonly number[], baseline: number, title: str
       `<text x="${xx}" y="${H - bottom + 18}" text-anchor="middle">${s}</text>`;
   });
   const by = y(baseline).toFixed(1);
+  const held = validation.map(([step, v]) => `${x(step).toFixed(1)},${y(v).toFixed(1)}`);
+  const heldCurve = validation.length === 0 ? "" : `<polyline fill="none" stroke="#d2691e" stroke-width="2" points="${held.join(" ")}"/>
+${held.map((p) => `<circle cx="${p.split(",")[0]}" cy="${p.split(",")[1]}" r="3" fill="#d2691e"/>`).join("")}
+<text x="${W - right - 4}" y="${top + 30}" text-anchor="end" fill="#d2691e">validation loss</text>
+`;
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">
 <rect width="100%" height="100%" fill="white"/>
 <text x="${W / 2}" y="22" text-anchor="middle" font-size="14">${title}</text>
@@ -80,8 +93,8 @@ ${xTicks.join("\n")}
 <text x="16" y="${(top + H - bottom) / 2}" text-anchor="middle" transform="rotate(-90 16 ${(top + H - bottom) / 2})">loss (log scale)</text>
 <polyline fill="none" stroke="#9ab8d6" stroke-width="0.6" points="${line(values)}"/>
 <polyline fill="none" stroke="#1f4e8c" stroke-width="2" points="${line(avg)}"/>
-<line x1="${left}" y1="${by}" x2="${W - right}" y2="${by}" stroke="gray" stroke-dasharray="6 4"/>
-<text x="${W - right - 4}" y="${(y(baseline) - 6).toFixed(1)}" text-anchor="end" fill="gray">baseline (mean target) ${baseline.toFixed(4)}</text>
+${heldCurve}<line x1="${left}" y1="${by}" x2="${W - right}" y2="${by}" stroke="gray" stroke-dasharray="6 4"/>
+<text x="${W - right - 4}" y="${(y(baseline) - 6).toFixed(1)}" text-anchor="end" fill="gray">${options.baselineLabel ?? "baseline (mean target)"} ${baseline.toFixed(4)}</text>
 <text x="${W - right - 4}" y="${top + 14}" text-anchor="end" fill="#1f4e8c">moving average (bias-corrected, beta 0.98); raw loss in light blue</text>
 </svg>
 `;

@@ -3,7 +3,7 @@
  * a module trained a few steps through time with Adam and SGD, for
  * `compute-sanitizer --tool memcheck bun scripts/sanitize.ts`.
  */
-import { Adam, cuda, LLTM, lltmBackward, lltmForward, SGD, Tensor } from "../ts/index.ts";
+import { Adam, cuda, LLTMLayer, lltmBackward, lltmForward, SGD, Tensor } from "../ts/index.ts";
 import { parseArgs } from "./args.ts";
 
 parseArgs(process.argv.slice(2), {}, "usage: compute-sanitizer --tool memcheck bun scripts/sanitize.ts");
@@ -25,7 +25,7 @@ for (const dtype of ["float32", "float64"] as const) {
   }
 }
 for (const dtype of ["float32", "float64"] as const) {
-  using model = new LLTM(3, 5, { dtype, device: "cuda", seed: 1 });
+  using model = new LLTMLayer(3, 5, { dtype, device: "cuda", seed: 1 });
   using adam = new Adam(model.parameters(), { lr: 0.01 });
   using sgd = new SGD(model.parameters(), { lr: 0.01, momentum: 0.9 });
   using xs = Tensor.randn([6, 4, 3], { dtype, device: "cuda", seed: 2 });

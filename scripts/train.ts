@@ -1,5 +1,5 @@
 /**
- * The main job: trains an LLTM on the adding problem, a task that needs
+ * The adding problem (npm run adding): trains an LLTM on a task that needs
  * memory. Each sequence has T steps of two features, a value in [0, 1) and a
  * marker; exactly two steps are marked, one in each half, and the target is
  * the mean of the two marked values. The prediction is the first unit of the
@@ -19,7 +19,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { Adam, cuda, type DeviceLike, LLTM, Random, saveCheckpoint, Tensor } from "../ts/index.ts";
+import { Adam, cuda, type DeviceLike, LLTMLayer, Random, saveCheckpoint, Tensor } from "../ts/index.ts";
 import { fail, intArg, parseArgs } from "./args.ts";
 import { lossPlot } from "./loss_plot.ts";
 
@@ -76,7 +76,7 @@ function loss(hT: ArrayLike<number>, targets: Float64Array, grad?: Float32Array)
   return sum / targets.length;
 }
 
-using model = new LLTM(F, S, { device, seed });
+using model = new LLTMLayer(F, S, { device, seed });
 using optimizer = new Adam(model.parameters(), { lr });
 const rng = new Random(seed + 1);
 const heldOut = makeBatch(new Random(seed + 2), 1024);

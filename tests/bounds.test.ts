@@ -4,7 +4,7 @@
  * inputs; and that every such error is an LLTMError with a code.
  */
 import {
-  LLTM, LLTMError, LLTMFunction, lltmBackwardAccumulate, lltmForward, Tensor,
+  LLTMError, LLTMLayer, LLTMFunction, lltmBackwardAccumulate, lltmForward, Tensor,
 } from "../ts/index.ts";
 import { assert, assertEquals, assertThrowsLLTM, cudaSkipReason, test } from "./harness.ts";
 
@@ -34,8 +34,8 @@ test("a device index beyond an int32 is refused, not wrapped to another device",
 });
 
 test("a module too large to hold is an LLTMError naming its sizes", () => {
-  assertThrowsLLTM(() => new LLTM(4, 2 ** 40), "INVALID_ARGUMENT", /LLTM: weights of shape \[3298534883328, 1099511627780\]/);
-  assertThrowsLLTM(() => new LLTM(4, 2 ** 60), "INVALID_ARGUMENT", /positive integers/);
+  assertThrowsLLTM(() => new LLTMLayer(4, 2 ** 40), "INVALID_ARGUMENT", /LLTMLayer: weights of shape \[3298534883328, 1099511627780\]/);
+  assertThrowsLLTM(() => new LLTMLayer(4, 2 ** 60), "INVALID_ARGUMENT", /positive integers/);
 });
 
 test("copyFrom and add_ from a view of the same memory read the values from before the call", () => {
@@ -124,8 +124,8 @@ test("the saved weights outlive the caller's reference (an explicit retain)", ()
   assert(grads.dWeights.toTypedArray().every(Number.isFinite), "finite gradients from the retained weights");
 });
 
-test("LLTM.to moves in place (a no-op on the same device) and copyTo makes an independent copy", () => {
-  using m = new LLTM(2, 3, { seed: 1 });
+test("LLTMLayer.to moves in place (a no-op on the same device) and copyTo makes an independent copy", () => {
+  using m = new LLTMLayer(2, 3, { seed: 1 });
   const weights = m.weights;
   assert(m.to("cpu") === m, "to returns the module");
   assert(m.weights === weights, "same device: the same tensors");
@@ -135,8 +135,8 @@ test("LLTM.to moves in place (a no-op on the same device) and copyTo makes an in
   assert(m.weights.toTypedArray().some((v) => v !== 0), "the copy has memory of its own");
 });
 
-test("LLTM.to moves the parameters and gradients to the GPU in place", () => {
-  using m = new LLTM(2, 3, { seed: 1 });
+test("LLTMLayer.to moves the parameters and gradients to the GPU in place", () => {
+  using m = new LLTMLayer(2, 3, { seed: 1 });
   const before = m.weights.toArray();
   const old = m.weights;
   assert(m.to("cuda") === m, "to returns the module");

@@ -4,7 +4,7 @@ import { join } from "node:path";
 
 import fc from "fast-check";
 
-import { type DType, LLTM, loadCheckpoint, saveCheckpoint, Tensor } from "../ts/index.ts";
+import { type DType, LLTMLayer, loadCheckpoint, saveCheckpoint, Tensor } from "../ts/index.ts";
 import { startChild, testFile } from "./child.ts";
 import { assert, assertEquals, assertThrowsLLTM, test } from "./harness.ts";
 import { tempDir } from "./temp_dir.ts";
@@ -69,14 +69,14 @@ test("truncated and malformed files are refused with a clear error", () => {
 
 test("LLTM.save and load round-trip, and load checks names, shapes and dtype", () => {
   const path = join(dir, "module.safetensors");
-  using a = new LLTM(3, 4, { seed: 1 });
+  using a = new LLTMLayer(3, 4, { seed: 1 });
   a.save(path);
-  using b = new LLTM(3, 4, { seed: 2 });
+  using b = new LLTMLayer(3, 4, { seed: 2 });
   b.load(path);
   assertEquals(Array.from(b.weights.toTypedArray()), Array.from(a.weights.toTypedArray()));
-  using wrongSize = new LLTM(3, 5);
+  using wrongSize = new LLTMLayer(3, 5);
   assertThrowsLLTM(() => wrongSize.load(path), "SHAPE_MISMATCH", /'weights' has shape \[12, 7\], the module needs \[15, 8\]/);
-  using wrongType = new LLTM(3, 4, { dtype: "float64" });
+  using wrongType = new LLTMLayer(3, 4, { dtype: "float64" });
   assertThrowsLLTM(() => wrongType.load(path), "INVALID_DTYPE", /'weights' is float32, the module is float64/);
   const other = join(dir, "other.safetensors");
   using w = Tensor.zeros([12, 7]);

@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 
-import { Adam, dtypes, type FloatDType, floatDTypes as floats, LLTM, loadCheckpoint, saveCheckpoint, Tensor } from "../ts/index.ts";
+import { Adam, dtypes, type FloatDType, floatDTypes as floats, LLTMLayer, loadCheckpoint, saveCheckpoint, Tensor } from "../ts/index.ts";
 import { assert, assertEquals, assertThrowsLLTM, test } from "./harness.ts";
 import { bfloat16, decode, encode, float16 } from "./half_reference.ts";
 import { tempDir } from "./temp_dir.ts";
@@ -110,7 +110,7 @@ test("checkpoints keep BF16 and F16 tensors bit for bit", () => {
 
 test("the LLTM module runs a training step in bfloat16 and float16, and saves and loads its parameters", () => {
   for (const dtype of ["bfloat16", "float16"] as const) {
-    using model = new LLTM(3, 4, { dtype, seed: 1 });
+    using model = new LLTMLayer(3, 4, { dtype, seed: 1 });
     assertEquals(model.weights.dtype, dtype);
     using x = Tensor.randn([2, 3], { dtype, seed: 2 });
     using h = Tensor.zeros([2, 4], { dtype }), c = Tensor.zeros([2, 4], { dtype });
@@ -125,7 +125,7 @@ test("the LLTM module runs a training step in bfloat16 and float16, and saves an
     assert(model.weights.toTypedArray().some((v, i) => v !== before[i]), `${dtype}: the weights moved`);
     const path = join(dir, `model-${dtype}.safetensors`);
     model.save(path);
-    using copy = new LLTM(3, 4, { dtype, seed: 9 });
+    using copy = new LLTMLayer(3, 4, { dtype, seed: 9 });
     copy.load(path);
     assertEquals([...copy.weights.toTypedArray({ raw: true })], [...model.weights.toTypedArray({ raw: true })]);
   }

@@ -6,7 +6,7 @@
  * central differences (float64). Fixed seeds, so that a run repeats exactly.
  */
 import {
-  Adam, backendInfo, type DType, LLTM, lltmBackward, lltmForward, lltmSequenceForward, referenceBackward, referenceForward,
+  Adam, backendInfo, type DType, LLTMLayer, lltmBackward, lltmForward, lltmSequenceForward, referenceBackward, referenceForward,
   referenceForwardMatrices, relativeError, sequenceGradcheck, SGD, Tensor, toMatrix,
 } from "../ts/index.ts";
 
@@ -42,7 +42,7 @@ function elementwise(dtype: DType): number {
   const expectedAdd = y.toTypedArray().map((v, i) => v + alpha * x.toTypedArray()[i]!);
   y.add_(x, alpha);
   let worst = relativeError(y.toTypedArray(), expectedAdd);
-  using m = new LLTM(19, 23, { seed: 5, dtype });
+  using m = new LLTMLayer(19, 23, { seed: 5, dtype });
   using g = Tensor.randn(m.weights.shape, { dtype, seed: 23 });
   m.weightsGrad.copyFrom(g);
   m.biasGrad.fill(0.5);
@@ -65,7 +65,7 @@ function elementwise(dtype: DType): number {
 function sequenceForward(dtype: DType): number {
   const [T, B, F, S] = [5, 7, 13, 21];
   using inputs = Tensor.randn([T, B, F], { dtype, seed: 31 });
-  using m = new LLTM(F, S, { dtype, seed: 32 });
+  using m = new LLTMLayer(F, S, { dtype, seed: 32 });
   using h0 = Tensor.randn([B, S], { dtype, seed: 33 });
   using c0 = Tensor.randn([B, S], { dtype, seed: 34 });
   using fw = lltmSequenceForward(inputs, m.weights, m.bias, h0, c0);

@@ -1,15 +1,15 @@
 /** The optimizers' base: all-or-nothing steps, zeroGrad, a settable learning rate, state saved in safetensors. */
 import { join } from "node:path";
 
-import { Adam, LLTM, LLTMError, type Optimizer, type Parameter, SGD, Tensor } from "../ts/index.ts";
+import { Adam, LLTMLayer, LLTMError, type Optimizer, type Parameter, SGD, Tensor } from "../ts/index.ts";
 import { assert, assertEquals, assertThrowsLLTM, test } from "./harness.ts";
 import { tempDir } from "./temp_dir.ts";
 
 const dir = tempDir("lltm-optim-");
 
 /** A module with gradients set to known values. */
-function model(seed = 1): LLTM {
-  const m = new LLTM(3, 4, { seed, dtype: "float64" });
+function model(seed = 1): LLTMLayer {
+  const m = new LLTMLayer(3, 4, { seed, dtype: "float64" });
   using gw = Tensor.randn(m.weights.shape, { seed: seed + 10, dtype: "float64" });
   using gb = Tensor.randn(m.bias.shape, { seed: seed + 11, dtype: "float64" });
   m.weightsGrad.copyFrom(gw);
@@ -139,9 +139,9 @@ test("loadStateDict checks everything before it changes anything", () => {
   assertThrowsLLTM(() => sgd.loadStateDict(momentum.stateDict()), "INVALID_ARGUMENT", /state has momentum 0\.9, this SGD 0/);
 });
 
-test("an optimizer made before LLTM.to() says why its parameters are gone", () => {
+test("an optimizer made before LLTMLayer.to() says why its parameters are gone", () => {
   using m = model();
   using opt = new SGD(m.parameters(), { lr: 0.1 });
   m.weights.dispose();
-  assertThrowsLLTM(() => opt.step(), "DISPOSED", /SGD\.step: parameter 'weights' has been disposed \(moved by LLTM\.to\?/);
+  assertThrowsLLTM(() => opt.step(), "DISPOSED", /SGD\.step: parameter 'weights' has been disposed \(moved by to\(\)\?/);
 });

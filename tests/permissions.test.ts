@@ -14,11 +14,11 @@ const noDeno = spawnSync(deno, ["--version"]).status === 0 ? false : `no runnabl
 const dir = tempDir("lltm-permissions-");
 const script = join(dir, "probe.ts");
 writeFileSync(script, `
-import { LLTM, load, Tensor } from ${JSON.stringify(new URL("../ts/index.ts", import.meta.url).href)};
+import { LLTMLayer, load, Tensor } from ${JSON.stringify(new URL("../ts/index.ts", import.meta.url).href)};
 try {
   const what = Deno.args[0];
   if (what === "tensor") Tensor.zeros([2]).toArray();
-  if (what === "save") new LLTM(2, 3).save(${JSON.stringify(join(dir, "model.safetensors"))});
+  if (what === "save") new LLTMLayer(2, 3).save(${JSON.stringify(join(dir, "model.safetensors"))});
   if (what === "load") await load({ cacheDir: ${JSON.stringify(join(dir, "cache"))}, cuda: "off" });
   console.log(JSON.stringify({ code: "none", message: "no error" }));
 } catch (e) {

@@ -9,7 +9,7 @@ import fc from "fast-check";
 
 import { type Describable, DescriptorBlock } from "../ts/native/descriptor.ts";
 import {
-  type DeviceLike, type DType, LLTM, lltmSequenceBackward, lltmSequenceBackwardAccumulate, lltmSequenceForward,
+  type DeviceLike, type DType, LLTMLayer, lltmSequenceBackward, lltmSequenceBackwardAccumulate, lltmSequenceForward,
   relativeError, sequenceGradcheck, Tensor,
 } from "../ts/index.ts";
 import { native } from "../ts/native/library.ts";
@@ -94,7 +94,7 @@ function engineProperty(device: DeviceLike) {
       return values && { values, tol: magnitudeTol };
     };
     // The per-step path (one native call per step) on the same numbers.
-    using module = new LLTM(F, S, { dtype: dt, device });
+    using module = new LLTMLayer(F, S, { dtype: dt, device });
     module.weights.copyFrom(weights);
     module.bias.copyFrom(bias);
     using zerosBS = Tensor.zeros([B, S], { dtype: dt, device });
@@ -143,7 +143,7 @@ for (const [device, skip] of devices) {
     const [T, B, F, S] = [50, 64, 5, 65];
     for (const dt of ["float32", "float64"] as const) {
       using inputs = makeSequence([T, B, F], "batchMajor", 1, dt, device);
-      using m = new LLTM(F, S, { dtype: dt, device, seed: 2 });
+      using m = new LLTMLayer(F, S, { dtype: dt, device, seed: 2 });
       using h0 = Tensor.randn([B, S], { dtype: dt, device, seed: 3 });
       using c0 = Tensor.randn([B, S], { dtype: dt, device, seed: 4 });
       using training = lltmSequenceForward(inputs, m.weights, m.bias, h0, c0);
@@ -162,7 +162,7 @@ for (const [device, skip] of devices) {
     const [T, B, F, S] = [9, 3, 4, 7];
     const dt: DType = "float64";
     using inputs = Tensor.randn([T, B, F], { dtype: dt, device, seed: 1 });
-    using m = new LLTM(F, S, { dtype: dt, device, seed: 2 });
+    using m = new LLTMLayer(F, S, { dtype: dt, device, seed: 2 });
     using h0 = Tensor.randn([B, S], { dtype: dt, device, seed: 3 });
     using c0 = Tensor.randn([B, S], { dtype: dt, device, seed: 4 });
     using go = Tensor.randn([T, B, S], { dtype: dt, device, seed: 5 });
@@ -190,7 +190,7 @@ for (const [device, skip] of devices) {
   }, { skip });
 
   test(`LLTM.sequence with { grad: false } keeps nothing and refuses backward, on ${device}`, () => {
-    using m = new LLTM(3, 4, { device, seed: 1 });
+    using m = new LLTMLayer(3, 4, { device, seed: 1 });
     using x = Tensor.randn([5, 2, 3], { device, seed: 2 });
     const [h0, c0] = m.initialState(2);
     using seq = m.sequence(x, [h0, c0], { grad: false });
@@ -217,7 +217,7 @@ test("C ABI: strided outputs of the sequence calls receive the same values", () 
   const [T, B, F, S] = [6, 3, 4, 5];
   const dt: DType = "float64";
   using inputs = Tensor.randn([T, B, F], { dtype: dt, seed: 1 });
-  using m = new LLTM(F, S, { dtype: dt, seed: 2 });
+  using m = new LLTMLayer(F, S, { dtype: dt, seed: 2 });
   using h0 = Tensor.randn([B, S], { dtype: dt, seed: 3 });
   using c0 = Tensor.randn([B, S], { dtype: dt, seed: 4 });
   using go = Tensor.randn([T, B, S], { dtype: dt, seed: 5 });

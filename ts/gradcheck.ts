@@ -5,7 +5,7 @@
  * every input, and compared with the analytic gradients.
  */
 import type { DeviceLike } from "./device.ts";
-import { LLTM } from "./module.ts";
+import { LLTMLayer } from "./module.ts";
 import { lltmBackward, lltmForward } from "./ops/lltm.ts";
 import { relativeError } from "./reference.ts";
 import { Tensor } from "./tensor/index.ts";
@@ -108,7 +108,7 @@ export function sequenceGradcheck(options: SequenceGradcheckOptions = {}): Seque
   const names = Object.keys(shapes) as (keyof typeof shapes)[];
   const values = Object.fromEntries(names.map((n, k) => [n, host(shapes[n], k + 1)])) as Record<keyof typeof shapes, Float64Array>;
   const gOut = host([T, B, S], 8), gH = host([B, S], 9), gC = host([B, S], 10);
-  using module = new LLTM(F, S, { dtype: "float64", device });
+  using module = new LLTMLayer(F, S, { dtype: "float64", device });
   const upload = (n: keyof typeof shapes) => Tensor.fromTypedArray(values[n], shapes[n], { device });
 
   const run = (withBackward: boolean) => {

@@ -9,7 +9,6 @@ import { type LibraryInfo, libraryInfo, prepareBinding } from "./native/index.ts
 
 await prepareBinding();
 
-export { type GradientTarget, LLTMFunction } from "./autograd.ts";
 export {
   type Checkpoint, decodeCheckpoint, type LoadCheckpointOptions, loadCheckpoint, saveCheckpoint, type SkippedTensor,
 } from "./checkpoint.ts";
@@ -23,19 +22,19 @@ export {
   type LLTMBackwardResult, lltmBackward, lltmBackwardAccumulate, type LLTMForwardResult, lltmForward,
   type LLTMStateGradients,
 } from "./ops/lltm.ts";
-export { linear, linearBackward, type LinearBackwardOptions, type LinearGradients } from "./ops/linear.ts";
-export { add, sub } from "./ops/add.ts";
+export { linearBackward, type LinearBackwardOptions, type LinearGradients } from "./ops/linear.ts";
 export { argmax } from "./ops/argmax.ts";
-export { cat } from "./ops/cat.ts";
-export { clipGradNorm_ } from "./ops/clip_grad_norm.ts";
-export { crossEntropy, crossEntropyBackward, type CrossEntropyOptions, type Reduction } from "./ops/cross_entropy.ts";
-export { embedding, embeddingBackward } from "./ops/embedding.ts";
-export { mseLoss, mseLossBackward } from "./ops/mse_loss.ts";
-export { mul, mulBackward, type MulGradients } from "./ops/mul.ts";
+export { crossEntropyBackward, type CrossEntropyOptions, type Reduction } from "./ops/cross_entropy.ts";
+export { embeddingBackward } from "./ops/embedding.ts";
+export { mseLossBackward } from "./ops/mse_loss.ts";
+export { mulBackward, type MulGradients } from "./ops/mul.ts";
 export { Generator, multinomial } from "./ops/multinomial.ts";
-export { scale } from "./ops/scale.ts";
-export { softmax, softmaxBackward } from "./ops/softmax.ts";
-export { mean, sum, sumBackward } from "./ops/sum.ts";
+export { softmaxBackward } from "./ops/softmax.ts";
+export { sumBackward } from "./ops/sum.ts";
+export {
+  add, cat, crossEntropy, embedding, type GradientTarget, isGradEnabled, linear, lltmCell, LLTMFunction, lltmSequence, mean,
+  mseLoss, mul, noGrad, scale, type SequenceOutputs, softmax, stack, sub, sum,
+} from "./autograd/index.ts";
 export {
   type LLTMSequenceBackwardResult, lltmSequenceBackward, lltmSequenceBackwardAccumulate, type LLTMSequenceForwardResult,
   lltmSequenceForward, type LLTMSequenceStateGradients, type SequenceForwardOptions,
@@ -49,9 +48,16 @@ export {
   type SequenceGradcheckResult,
 } from "./gradcheck.ts";
 export {
-  LLTM, type LLTMOptions, type LLTMSequence, type LLTMStep, type Parameter, type SequenceOptions, type State,
+  LLTMLayer, type LLTMLayerOptions, type LLTMSequence, type LLTMStep, type Parameter, type SequenceOptions, type State,
 } from "./module.ts";
-export { Adam, type AdamOptions, Optimizer, type OptimizerState, SGD, type SGDOptions } from "./optim.ts";
+export {
+  clipGradNorm_, Dropout, Embedding, Linear, type LinearOptions, LLTM, LLTMCell, type LLTMOptions, type LLTMOutput, type LLTMState,
+  type LoadStateDictOptions, Module, ModuleList, type ParameterOptions, Sequential, type TensorModule,
+} from "./nn/index.ts";
+export {
+  Adam, type AdamOptions, AdamW, type AdamWOptions, CosineAnnealingLR, LambdaLR, LRScheduler, Optimizer, type OptimizerState,
+  type ParameterGroup, type ParameterLike, type Parameters, SGD, type SGDOptions, StepLR,
+} from "./optim/index.ts";
 export { nativeMemory, type NativeMemoryStats } from "./native_memory.ts";
 export { Random } from "./random.ts";
 export { type NestedArray, type RandomOptions, Tensor, type TensorOptions, type ToTypedArrayOptions } from "./tensor/index.ts";

@@ -5,7 +5,7 @@
  * backpropagation through time (sequence). Everything stays on the module's
  * device between steps.
  */
-import { LLTMFunction } from "./autograd.ts";
+import { LLTMFunction } from "./autograd/lltm_function.ts";
 import { loadCheckpoint, saveCheckpoint } from "./checkpoint.ts";
 import { requireDevice } from "./cuda.ts";
 import { Device, type DeviceLike } from "./device.ts";
@@ -15,7 +15,7 @@ import { lltmSequenceBackwardAccumulate, lltmSequenceForward } from "./ops/seque
 import { Random } from "./random.ts";
 import { sameShape, Tensor } from "./tensor/index.ts";
 
-export interface LLTMOptions {
+export interface LLTMLayerOptions {
   dtype?: DType;
   device?: DeviceLike;
   /** Seed of the initialisation; the same seed gives the same weights on every device and runtime. */
@@ -63,19 +63,19 @@ export interface LLTMSequence extends Disposable {
   dispose(): void;
 }
 
-export class LLTM implements Disposable {
+export class LLTMLayer implements Disposable {
   /** The parameters and their gradients, replaced together by to(). */
   private tensors: { weights: Tensor; bias: Tensor; weightsGrad: Tensor; biasGrad: Tensor };
   readonly inputFeatures: number;
   readonly stateSize: number;
 
-  constructor(inputFeatures: number, stateSize: number, options: LLTMOptions = {}) {
+  constructor(inputFeatures: number, stateSize: number, options: LLTMLayerOptions = {}) {
     if (!Number.isSafeInteger(inputFeatures) || inputFeatures < 1 || !Number.isSafeInteger(stateSize) || stateSize < 1) {
-      throw new LLTMError("INVALID_ARGUMENT", `LLTM: inputFeatures and stateSize must be positive integers, got ${inputFeatures} and ${stateSize}`);
+      throw new LLTMError("INVALID_ARGUMENT", `LLTMLayer: inputFeatures and stateSize must be positive integers, got ${inputFeatures} and ${stateSize}`);
     }
     this.inputFeatures = inputFeatures;
     this.stateSize = stateSize;
-    const dtype = checkDType(options.dtype ?? "float32", "LLTM: dtype");
+    const dtype = checkDType(options.dtype ?? "float32", "LLTMLayer: dtype");
     const device = Device.of(options.device ?? "cpu");
     requireDevice(device, "new LLTM");
     const weightsShape = [3 * stateSize, stateSize + inputFeatures];
@@ -83,7 +83,7 @@ export class LLTM implements Disposable {
     if (elements * itemSize(dtype) > Number.MAX_SAFE_INTEGER) {
       throw new LLTMError(
         "INVALID_ARGUMENT",
-        `LLTM: weights of shape [${weightsShape.join(", ")}] (3S, S+F) for inputFeatures ${inputFeatures} and stateSize ` +
+        `LLTMLayer: weights of shape [${weightsShape.join(", ")}] (3S, S+F) for inputFeatures ${inputFeatures} and stateSize ` +
           `${stateSize} would take ${elements * itemSize(dtype)} bytes, more than a tensor can have`,
       );
     }
@@ -168,7 +168,7 @@ export class LLTM implements Disposable {
     if (inputs.ndim !== 3 || inputs.shape[2] !== this.inputFeatures) {
       throw new LLTMError(
         "SHAPE_MISMATCH",
-        `LLTM.sequence: 'inputs' must have shape [T, B, ${this.inputFeatures}], got [${inputs.shape.join(", ")}]`,
+        `LLTMLayer.sequence: 'inputs' must have shape [T, B, ${this.inputFeatures}], got [${inputs.shape.join(", ")}]`,
       );
     }
     if (options.perStep) return this.sequenceByStep(inputs, state);
@@ -188,7 +188,7 @@ export class LLTM implements Disposable {
       if (!saved) {
         throw new LLTMError(
           "INVALID_ARGUMENT",
-          "LLTM.sequence backward: " + (grad ? "backward has already run or the sequence was disposed" : "the sequence ran with { grad: false }"),
+          "LLTMLayer.sequence backward: " + (grad ? "backward has already run or the sequence was disposed" : "the sequence ran with { grad: false }"),
         );
       }
       const into = this.gradients();
@@ -229,7 +229,7 @@ export class LLTM implements Disposable {
     };
     const backward = (gradOutputs?: Tensor, gradState?: State) => {
       if (gradOutputs && !sameShape(gradOutputs.shape, [T, B, S])) {
-        throw new LLTMError("SHAPE_MISMATCH", `LLTM.sequence backward: 'gradOutputs' must have shape [${T}, ${B}, ${S}], got [${gradOutputs.shape.join(", ")}]`);
+        throw new LLTMError("SHAPE_MISMATCH", `LLTMLayer.sequence backward: 'gradOutputs' must have shape [${T}, ${B}, ${S}], got [${gradOutputs.shape.join(", ")}]`);
       }
       const dInputs = Tensor.empty([T, B, F], o);
       // The carried gradients are the previous step's outputs (ours to change), so
@@ -273,14 +273,14 @@ export class LLTM implements Disposable {
     try {
       for (const p of this.parameters()) {
         const t = tensors[p.name];
-        if (!t) throw new LLTMError("INVALID_ARGUMENT", `LLTM.load: ${path} has no tensor '${p.name}'`);
+        if (!t) throw new LLTMError("INVALID_ARGUMENT", `LLTMLayer.load: ${path} has no tensor '${p.name}'`);
         if (t.dtype !== p.value.dtype) {
-          throw new LLTMError("INVALID_DTYPE", `LLTM.load: ${path}: '${p.name}' is ${t.dtype}, the module is ${p.value.dtype}`);
+          throw new LLTMError("INVALID_DTYPE", `LLTMLayer.load: ${path}: '${p.name}' is ${t.dtype}, the module is ${p.value.dtype}`);
         }
         if (!sameShape(t.shape, p.value.shape)) {
           throw new LLTMError(
             "SHAPE_MISMATCH",
-            `LLTM.load: ${path}: '${p.name}' has shape [${t.shape.join(", ")}], the module needs [${p.value.shape.join(", ")}]`,
+            `LLTMLayer.load: ${path}: '${p.name}' has shape [${t.shape.join(", ")}], the module needs [${p.value.shape.join(", ")}]`,
           );
         }
       }
@@ -315,8 +315,8 @@ export class LLTM implements Disposable {
   }
 
   /** A copy of the module on `device` (parameters; gradients start at zero). */
-  copyTo(device: DeviceLike): LLTM {
-    const copy = new LLTM(this.inputFeatures, this.stateSize, { dtype: this.dtype, device });
+  copyTo(device: DeviceLike): LLTMLayer {
+    const copy = new LLTMLayer(this.inputFeatures, this.stateSize, { dtype: this.dtype, device });
     try {
       copy.weights.copyFrom(this.weights);
       copy.bias.copyFrom(this.bias);

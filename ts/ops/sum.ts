@@ -30,7 +30,8 @@ export function mean(x: Tensor): Tensor {
 export function sumBackward(gradOut: Tensor, shape: readonly number[], options: { mean?: boolean } = {}): Tensor {
   const fn = options.mean === true ? "meanBackward" : "sumBackward";
   checkCommon(fn, ["gradOut"], [gradOut]);
-  using spread = gradOut.reshape([1]).expand(shape);
+  using one = gradOut.reshape([1]);
+  using spread = one.expand(shape);
   const out = Tensor.empty(shape, { dtype: gradOut.dtype, device: gradOut.device });
   const n = out.numel;
   return produce(SCALE, fn, [out, spread], out, [options.mean === true ? 1 / n : 1], 0, { x: "'gradOut'" });

@@ -10,6 +10,8 @@
  * beside it by job: factories.ts, views.ts, copies.ts.
  */
 import { requireDevice } from "../cuda.ts";
+import { recordView, refuseInPlace, runBackward } from "../autograd/record.ts";
+import type { Node } from "../autograd/node.ts";
 import { Device, type DeviceLike } from "../device.ts";
 import { type DType, itemSize, type StorageArray, type ValueArray } from "../dtype.ts";
 import { LLTMError } from "../errors.ts";
@@ -51,6 +53,15 @@ export class Tensor implements native.NativeTensor {
   /** Bytes per element. */
   readonly itemSize: number;
   private isDisposed = false;
+  /** Why this tensor was disposed when the tape did it, for the message of a later use. */
+  private disposedBy: string | undefined;
+  /** The tape's node that made this tensor (undefined for a leaf); set by the tape. */
+  gradFn: Node | undefined = undefined;
+  /** Which of gradFn's outputs this tensor is; set by the tape. */
+  outputIndex = 0;
+  private leafRequiresGrad = false;
+  /** A leaf's gradient, accumulated by backward() until an optimizer's zeroGrad() (undefined until then). */
+  grad: Tensor | undefined = undefined;
 
   /** Wraps `storage`, taking over one of its references. Use the factories instead. */
   constructor(storage: Storage, dtype: DType, shape: readonly number[], strides: readonly number[], offset = 0) {
@@ -139,7 +150,7 @@ export class Tensor implements native.NativeTensor {
 
   /** Address of the first element; throws once the tensor is disposed. */
   get dataAddress(): number {
-    if (this.isDisposed) throw disposedError("this tensor");
+    if (this.isDisposed) throw disposedError("this tensor", this.disposedBy);
     return this.storage.address + this.offset * this.itemSize;
   }
 
@@ -170,26 +181,32 @@ export class Tensor implements native.NativeTensor {
 
   /** Swaps two dimensions (by default the two of a matrix). */
   transpose(dim0 = 0, dim1 = 1): Tensor {
-    return views.transpose(this, dim0, dim1);
+    const out = views.transpose(this, dim0, dim1);
+    return recordView("transpose", this, out, (g) => g.transpose(dim0, dim1));
   }
 
   /** `length` elements of dimension `dim` from `start`. */
   narrow(dim: number, start: number, length: number): Tensor {
-    return views.narrow(this, dim, start, length);
+    const out = views.narrow(this, dim, start, length);
+    return recordView("narrow", this, out, (g, input) => scatterInto(input, g, (z) => z.narrow(dim, start, length)));
   }
 
   /** Elements [start, end) of dimension `dim`, with an optional step. */
   slice(dim: number, start: number, end?: number, step = 1): Tensor {
-    return views.slice(this, dim, start, end, step);
+    const out = views.slice(this, dim, start, end, step);
+    return recordView("slice", this, out, (g, input) => scatterInto(input, g, (z) => z.slice(dim, start, end, step)));
   }
 
   /** The same elements with another shape: a view of a contiguous tensor, else a contiguous copy. */
   reshape(shape: readonly number[]): Tensor {
-    return views.reshape(this, shape);
+    const out = views.reshape(this, shape);
+    const from = this.shape;
+    return recordView("reshape", this, out, (g) => g.reshape(from));
   }
 
   /** Broadcasts dimensions of size 1 (and new leading dimensions) to `shape`, with stride 0. */
   expand(shape: readonly number[]): Tensor {
+    refuseInPlace("expand", this);
     return views.expand(this, shape);
   }
 
@@ -206,12 +223,13 @@ export class Tensor implements native.NativeTensor {
 
   /** This tensor if it is contiguous (as a new reference), else a contiguous copy. */
   contiguous(): Tensor {
-    return copies.contiguous(this);
+    return recordView("contiguous", this, copies.contiguous(this), (g) => g.retain());
   }
 
   /** A contiguous copy, on `device` (default: this tensor's). */
   clone(device?: DeviceLike): Tensor {
-    return copies.clone(this, device);
+    const from = this.device;
+    return recordView("clone", this, copies.clone(this, device), (g) => g.to(from));
   }
 
   /**
@@ -220,16 +238,18 @@ export class Tensor implements native.NativeTensor {
    */
   to(target: DeviceLike | DType): Tensor {
     requireDevice(target, "Tensor.to");
-    return copies.to(this, target);
+    const { device, dtype } = this;
+    return recordView("to", this, copies.to(this, target), (g) => g.to(device).to(dtype));
   }
 
   /** A copy of another dtype (rounded to nearest even), on this tensor's device; a new reference when it already is that dtype. */
   cast(dtype: DType): Tensor {
-    return copies.cast(this, dtype);
+    const from = this.dtype;
+    return recordView("cast", this, copies.cast(this, dtype), (g) => g.cast(from));
   }
 
   cpu(): Tensor {
-    return copies.to(this, "cpu");
+    return this.to("cpu");
   }
 
   /**
@@ -238,17 +258,20 @@ export class Tensor implements native.NativeTensor {
    * is copied out first.
    */
   copyFrom(src: Tensor): void {
+    refuseInPlace("copyFrom", this, src);
     copies.copyFrom(this, src);
   }
 
   /** Sets every element to `value` (rounded to the dtype). */
   fill(value: number): this {
+    refuseInPlace("fill", this);
     copies.fill(this, value);
     return this;
   }
 
   /** this += alpha * other, in place (same shape and device; any strides). */
   add_(other: Tensor, alpha = 1): this {
+    refuseInPlace("add_", this, other);
     copies.addInPlace(this, other, alpha);
     return this;
   }
@@ -269,13 +292,72 @@ export class Tensor implements native.NativeTensor {
     return copies.toArray(this);
   }
 
+  /** The value of a one-element tensor, read to the host (after the device's queued work). */
+  item(): number {
+    this.assertLive("item");
+    if (this.numel !== 1) {
+      throw new LLTMError("INVALID_ARGUMENT", `item: the tensor must have one element, it has shape [${this.shape.join(", ")}]`);
+    }
+    return this.toTypedArray()[0]!;
+  }
+
+  // ---- autograd (autograd/) ----
+
+  /** Whether gradients flow to this tensor: a leaf marked with requiresGrad_(), or the result of a recorded op. */
+  get requiresGrad(): boolean {
+    return this.gradFn !== undefined || this.leafRequiresGrad;
+  }
+
+  set requiresGrad(on: boolean) {
+    this.requiresGrad_(on);
+  }
+
+  /** Marks a leaf (a tensor no recorded op made) as one whose gradient backward() accumulates into .grad. */
+  requiresGrad_(on = true): this {
+    this.assertLive("requiresGrad_");
+    if (this.gradFn !== undefined) {
+      throw new LLTMError("INVALID_ARGUMENT", "requiresGrad_: only a leaf's flag can be set; this tensor was made by a recorded op (use detach())");
+    }
+    this.leafRequiresGrad = on;
+    return this;
+  }
+
+  /** Whether no recorded op made this tensor. */
+  get isLeaf(): boolean {
+    return this.gradFn === undefined;
+  }
+
+  /**
+   * Backpropagates from this tensor (a one-element loss, or with `grad` of its shape), adding into the
+   * .grad of every leaf it depends on. The tape is consumed: the intermediate tensors it made are disposed
+   * (keep one past backward with detach()); this tensor stays alive.
+   */
+  backward(grad?: Tensor): void {
+    runBackward(this, grad);
+  }
+
+  /** Another reference to this tensor's memory that the tape does not follow (as torch's detach). */
+  detach(): Tensor {
+    this.assertLive("detach");
+    return this.viewWith(this.shape, this.strides, this.offset);
+  }
+
   // ---- lifetime ----
 
-  /** Releases this tensor's reference to its memory; later use throws. Idempotent. */
+  /** Releases this tensor's reference to its memory (and its .grad); later use throws. Idempotent. */
   dispose(): void {
     if (this.isDisposed) return;
     this.isDisposed = true;
     this.storage.release();
+    this.grad?.dispose();
+    this.grad = undefined;
+    this.gradFn?.unref();
+  }
+
+  /** dispose(), by the tape once a backward pass has consumed the op that made this tensor. */
+  disposeByTape(): void {
+    if (!this.isDisposed) this.disposedBy = "backward() consumed the graph that made it; keep it with detach() before backward()";
+    this.dispose();
   }
 
   [Symbol.dispose](): void {
@@ -284,7 +366,7 @@ export class Tensor implements native.NativeTensor {
 
   /** Throws a clear error if this tensor has been disposed. */
   assertLive(operation: string): void {
-    if (this.isDisposed) throw disposedError(`${operation}: the tensor`);
+    if (this.isDisposed) throw disposedError(`${operation}: the tensor`, this.disposedBy);
   }
 
   /** A new tensor viewing this one's memory (another reference to it) with these sizes, strides and offset. */
@@ -314,8 +396,16 @@ export class Tensor implements native.NativeTensor {
   }
 }
 
-export function disposedError(what: string): LLTMError {
-  return new LLTMError("DISPOSED", `${what} has been disposed`);
+export function disposedError(what: string, why?: string): LLTMError {
+  return new LLTMError("DISPOSED", `${what} has been disposed${why === undefined ? "" : ` (${why})`}`);
+}
+
+/** Zeros of `input`'s shape, dtype and device with `grad` copied into the view `select` makes of them: a view's backward. */
+function scatterInto(input: { shape: readonly number[]; dtype: DType; device: Device }, grad: Tensor, select: (z: Tensor) => Tensor): Tensor {
+  const z = Tensor.zeros(input.shape, { dtype: input.dtype, device: input.device });
+  using view = select(z);
+  view.copyFrom(grad);
+  return z;
 }
 
 /** A device from user input (a Device or its name). */

@@ -7,12 +7,12 @@
  * released once backward has run or when the function is disposed; the
  * outputs newH and newCell live until dispose().
  */
-import { LLTMError } from "./errors.ts";
+import { LLTMError } from "../errors.ts";
 import {
   type LLTMBackwardResult, lltmBackward, lltmBackwardAccumulate, type LLTMForwardResult, lltmForward,
   type LLTMStateGradients,
-} from "./ops/lltm.ts";
-import type { Tensor } from "./tensor/index.ts";
+} from "../ops/lltm.ts";
+import type { Tensor } from "../tensor/index.ts";
 
 /** Where backward adds the parameters' gradients. */
 export interface GradientTarget {

@@ -1,0 +1,127 @@
+/**
+ * The LLTM on the tape: one step (lltmCell, ops/lltm.ts) and a whole sequence
+ * in one native call each way (lltmSequence, ops/sequence.ts), recorded when
+ * an input requires gradients. Their backward adds the weights' and bias'
+ * gradients straight into their .grad when both are leaves (the library's
+ * ACC slots), else returns them.
+ */
+import { lltmBackward, lltmBackwardAccumulate, type LLTMForwardResult, lltmForward } from "../../ops/lltm.ts";
+import { lltmSequenceBackward, lltmSequenceBackwardAccumulate, lltmSequenceForward } from "../../ops/sequence.ts";
+import { Tensor } from "../../tensor/index.ts";
+import { withGradMode } from "../grad_mode.ts";
+import { type BackwardContext, Node } from "../node.ts";
+import { needsRecording, record } from "../record.ts";
+
+/** Per input (input, weights, bias, h, c), the gradient if it is needed; the others are disposed. */
+function keep(node: Node, grads: readonly (Tensor | undefined)[]): (Tensor | undefined)[] {
+  return grads.map((g, i) => {
+    if (g === undefined || node.needs(i)) return g;
+    g.dispose();
+    return undefined;
+  });
+}
+
+/** Both parameter accumulators, or none (the library adds both or neither). */
+function accumulators(node: Node, ctx: BackwardContext): { dWeights: Tensor; dBias: Tensor } | undefined {
+  if (!node.needs(1) || !node.needs(2)) return undefined;
+  const dWeights = ctx.accumulator(1), dBias = ctx.accumulator(2);
+  return dWeights !== undefined && dBias !== undefined ? { dWeights, dBias } : undefined;
+}
+
+function zerosLike(t: Tensor): Tensor {
+  return Tensor.zeros(t.shape, { dtype: t.dtype, device: t.device });
+}
+
+class CellNode extends Node {
+  private saved: { f: LLTMForwardResult; weights: Tensor } | undefined;
+
+  constructor(f: LLTMForwardResult, weights: Tensor) {
+    super("lltmCell");
+    this.saved = { f, weights: weights.retain() };
+  }
+
+  backward(grads: readonly (Tensor | undefined)[], ctx: BackwardContext): (Tensor | undefined)[] {
+    const { f, weights } = this.saved!;
+    using gh = grads[0] === undefined ? zerosLike(f.newH) : grads[0].retain();
+    using gc = grads[1] === undefined ? zerosLike(f.newCell) : grads[1].retain();
+    const saved = [f.newCell, f.inputGate, f.outputGate, f.candidateCell, f.X, f.gateWeights, weights] as const;
+    const into = accumulators(this, ctx);
+    if (into !== undefined) {
+      const g = lltmBackwardAccumulate(gh, gc, ...saved, into.dWeights, into.dBias);
+      return keep(this, [g.dInput, undefined, undefined, g.dOldH, g.dOldCell]);
+    }
+    const g = lltmBackward(gh, gc, ...saved);
+    return keep(this, [g.dInput, g.dWeights, g.dBias, g.dOldH, g.dOldCell]);
+  }
+
+  protected releaseSaved(): void {
+    const s = this.saved;
+    if (s === undefined) return;
+    this.saved = undefined;
+    for (const t of [s.f.newH, s.f.newCell, s.f.inputGate, s.f.outputGate, s.f.candidateCell, s.f.X, s.f.gateWeights, s.weights]) {
+      t.dispose();
+    }
+  }
+}
+
+/** One LLTM step: input [B, F], weights [3S, S+F], bias [3S], h and c [B, S] -> the new h and c [B, S]. */
+export function lltmCell(input: Tensor, weights: Tensor, bias: Tensor, h: Tensor, c: Tensor): { h: Tensor; c: Tensor } {
+  const inputs = [input, weights, bias, h, c];
+  const recording = needsRecording(inputs);
+  const f = withGradMode(false, () => lltmForward(input, weights, bias, h, c));
+  const newH = f.newH.retain(), newCell = f.newCell.retain();
+  if (!recording) {
+    f.dispose();
+    return { h: newH, c: newCell };
+  }
+  record(new CellNode(f, weights), inputs, [newH, newCell]);
+  return { h: newH, c: newCell };
+}
+
+class SequenceNode extends Node {
+  private saved: { reserve: Tensor; inputs: Tensor; weights: Tensor; h0: Tensor } | undefined;
+
+  constructor(reserve: Tensor, inputs: Tensor, weights: Tensor, h0: Tensor) {
+    super("lltmSequence");
+    this.saved = { reserve, inputs: inputs.retain(), weights: weights.retain(), h0: h0.retain() };
+  }
+
+  backward(grads: readonly (Tensor | undefined)[], ctx: BackwardContext): (Tensor | undefined)[] {
+    const { reserve, inputs, weights, h0 } = this.saved!;
+    const [gOut, gH, gC] = grads;
+    const into = accumulators(this, ctx);
+    if (into !== undefined) {
+      const g = lltmSequenceBackwardAccumulate(gOut, gH, gC, reserve, inputs, weights, h0, into.dWeights, into.dBias);
+      return keep(this, [g.dInputs, undefined, undefined, g.dH0, g.dC0]);
+    }
+    const g = lltmSequenceBackward(gOut, gH, gC, reserve, inputs, weights, h0);
+    return keep(this, [g.dInputs, g.dWeights, g.dBias, g.dH0, g.dC0]);
+  }
+
+  protected releaseSaved(): void {
+    const s = this.saved;
+    if (s === undefined) return;
+    this.saved = undefined;
+    for (const t of [s.reserve, s.inputs, s.weights, s.h0]) t.dispose();
+  }
+}
+
+/** The outputs of lltmSequence: every step's h [T, B, S] and the last state [B, S]. */
+export interface SequenceOutputs {
+  output: Tensor;
+  h: Tensor;
+  c: Tensor;
+}
+
+/**
+ * T LLTM steps in one native call: inputs [T, B, F] (any strides), weights [3S, S+F], bias [3S], h0 and c0
+ * [B, S]. Keeps the reserve for backward only when it records itself.
+ */
+export function lltmSequence(inputs: Tensor, weights: Tensor, bias: Tensor, h0: Tensor, c0: Tensor): SequenceOutputs {
+  const args = [inputs, weights, bias, h0, c0];
+  const training = needsRecording(args);
+  const f = withGradMode(false, () => lltmSequenceForward(inputs, weights, bias, h0, c0, { training }));
+  const out = { output: f.outputs, h: f.lastH, c: f.lastCell };
+  if (training) record(new SequenceNode(f.reserve!, inputs, weights, h0), args, [out.output, out.h, out.c]);
+  return out;
+}

@@ -1,0 +1,268 @@
+/**
+ * The LLTM as modules, as torch.nn.LSTMCell and torch.nn.LSTM: LLTMCell runs
+ * one step; LLTM runs whole sequences on the sequence engine (one native call
+ * per layer and direction each way), layers stacked by running the engine
+ * layer after layer, bidirectional by running the reversed sequence, with
+ * dropout between layers, on the tape.
+ */
+import { lltmCell, lltmSequence } from "../autograd/functions/lltm.ts";
+import { cat } from "../autograd/functions/elementwise.ts";
+import { stack } from "../autograd/functions/stack.ts";
+import { LLTMError } from "../errors.ts";
+import { Random } from "../random.ts";
+import { Tensor } from "../tensor/index.ts";
+import { ModuleList } from "./containers.ts";
+import { Dropout } from "./dropout.ts";
+import { checkSizes, type ParameterOptions, type Placement, placement, uniform } from "./init.ts";
+import { Module } from "./module.ts";
+import { reverseTime } from "./reverse.ts";
+
+/** An LLTM state: h and c. */
+export interface LLTMState {
+  h: Tensor;
+  c: Tensor;
+}
+
+const shapeOf = (t: Tensor) => `[${t.shape.join(", ")}]`;
+
+export class LLTMCell extends Module {
+  readonly inputFeatures: number;
+  readonly stateSize: number;
+
+  /** weights [3S, S+F] and bias [3S] uniform in ±1/√S (the tutorial's reset_parameters). */
+  constructor(inputFeatures: number, stateSize: number, options: ParameterOptions = {}) {
+    super("LLTMCell");
+    checkSizes("LLTMCell", { inputFeatures, stateSize });
+    this.inputFeatures = inputFeatures;
+    this.stateSize = stateSize;
+    const at = placement("LLTMCell", options);
+    const rng = new Random(options.seed ?? 0);
+    const bound = 1 / Math.sqrt(stateSize);
+    this.registerParameter("weights", uniform("LLTMCell", [3 * stateSize, stateSize + inputFeatures], bound, rng, at));
+    this.registerParameter("bias", uniform("LLTMCell", [3 * stateSize], bound, rng, at));
+  }
+
+  get weights(): Tensor {
+    return this.parameter("weights");
+  }
+
+  get bias(): Tensor {
+    return this.parameter("bias");
+  }
+
+  /** Zero state [B, S] each. */
+  initialState(batch: number): LLTMState {
+    const o = { dtype: this.weights.dtype, device: this.weights.device };
+    return { h: Tensor.zeros([batch, this.stateSize], o), c: Tensor.zeros([batch, this.stateSize], o) };
+  }
+
+  /** One step: input [B, inputFeatures] and state ([B, S] each; zeros when omitted) -> the new state. */
+  forward(input: Tensor, state?: LLTMState): LLTMState {
+    const fn = "LLTMCell.forward";
+    this.assertLive(fn);
+    input.assertLive(`${fn}: the input`);
+    if (input.ndim !== 2 || input.shape[1] !== this.inputFeatures) {
+      throw new LLTMError(
+        "SHAPE_MISMATCH",
+        `${fn}: the input has shape ${shapeOf(input)}; it must be [B, ${this.inputFeatures}] (this LLTMCell's inputFeatures is ${this.inputFeatures})`,
+      );
+    }
+    const B = input.shape[0]!;
+    if (state !== undefined) {
+      for (const [name, t] of [["h", state.h], ["c", state.c]] as const) {
+        t.assertLive(`${fn}: state.${name}`);
+        if (t.ndim !== 2 || t.shape[0] !== B || t.shape[1] !== this.stateSize) {
+          throw new LLTMError("SHAPE_MISMATCH", `${fn}: state.${name} has shape ${shapeOf(t)}; it must be [${B}, ${this.stateSize}] (the input's batch, stateSize)`);
+        }
+      }
+      return lltmCell(input, this.weights, this.bias, state.h, state.c);
+    }
+    const zero = this.initialState(B);
+    try {
+      return lltmCell(input, this.weights, this.bias, zero.h, zero.c);
+    } finally {
+      zero.h.dispose();
+      zero.c.dispose();
+    }
+  }
+}
+
+export interface LLTMOptions extends ParameterOptions {
+  /** Layers stacked, each on the previous one's outputs (default 1). */
+  layers?: number;
+  /** A second direction over the reversed sequence; outputs [.., 2S] (default false). */
+  bidirectional?: boolean;
+  /** The probability of dropping an element of the outputs between layers, in training (default 0). */
+  dropout?: number;
+  /** Inputs and outputs as [B, T, F] rather than [T, B, F] (default false); the state stays [layers·directions, B, S]. */
+  batchFirst?: boolean;
+}
+
+/**
+ * What LLTM.forward returns: every step's output of the last layer, and every layer's and direction's final
+ * state; disposing it disposes all three (`using out = lltm.forward(x)`).
+ */
+export interface LLTMOutput extends LLTMState, Disposable {
+  /** [T, B, directions·S] ([B, T, directions·S] with batchFirst). */
+  output: Tensor;
+}
+
+export class LLTM extends Module {
+  readonly inputFeatures: number;
+  readonly stateSize: number;
+  readonly layers: number;
+  readonly bidirectional: boolean;
+  readonly dropout: number;
+  readonly batchFirst: boolean;
+  private readonly cells: ModuleList<LLTMCell>;
+  private readonly reverseCells: ModuleList<LLTMCell> | undefined;
+  private readonly drop: Dropout | undefined;
+
+  constructor(inputFeatures: number, stateSize: number, options: LLTMOptions = {}) {
+    super("LLTM");
+    const layers = options.layers ?? 1;
+    checkSizes("LLTM", { inputFeatures, stateSize, layers });
+    const dropout = options.dropout ?? 0;
+    if (typeof dropout !== "number" || !(dropout >= 0 && dropout < 1)) {
+      throw new LLTMError("INVALID_ARGUMENT", `LLTM: 'dropout' must be a probability in [0, 1), got ${dropout}`);
+    }
+    this.inputFeatures = inputFeatures;
+    this.stateSize = stateSize;
+    this.layers = layers;
+    this.bidirectional = options.bidirectional ?? false;
+    this.dropout = dropout;
+    this.batchFirst = options.batchFirst ?? false;
+    const at: Placement = placement("LLTM", options);
+    const seed = options.seed ?? 0;
+    const directions = this.directions;
+    const cell = (layer: number, direction: number) =>
+      new LLTMCell(layer === 0 ? inputFeatures : directions * stateSize, stateSize, { ...at, seed: seed + layer * directions + direction });
+    this.cells = this.registerModule("layers", new ModuleList(Array.from({ length: layers }, (_, l) => cell(l, 0))));
+    this.reverseCells = this.bidirectional
+      ? this.registerModule("reverseLayers", new ModuleList(Array.from({ length: layers }, (_, l) => cell(l, 1))))
+      : undefined;
+    this.drop = dropout > 0 && layers > 1 ? this.registerModule("dropout", new Dropout(dropout, { seed })) : undefined;
+  }
+
+  get directions(): number {
+    return this.bidirectional ? 2 : 1;
+  }
+
+  /** Zero state [layers·directions, B, S] each. */
+  initialState(batch: number): LLTMState {
+    const p = this.cells.at(0).weights;
+    const shape = [this.layers * this.directions, batch, this.stateSize];
+    return { h: Tensor.zeros(shape, { dtype: p.dtype, device: p.device }), c: Tensor.zeros(shape, { dtype: p.dtype, device: p.device }) };
+  }
+
+  /**
+   * Runs the whole sequence x ([T, B, inputFeatures], or [B, T, inputFeatures] with batchFirst) from `state`
+   * ([layers·directions, B, S] each; zeros when omitted), as torch.nn.LSTM: returns every step's output of the
+   * last layer and each layer's final state, on the tape.
+   */
+  forward(x: Tensor, state?: LLTMState): LLTMOutput {
+    const fn = "LLTM.forward";
+    this.assertLive(fn);
+    if (!(x instanceof Tensor)) throw new LLTMError("INVALID_ARGUMENT", `${fn}: the input must be a Tensor`);
+    x.assertLive(`${fn}: the input`);
+    const layout = this.batchFirst ? "[B, T, F]" : "[T, B, F]";
+    if (x.ndim !== 3) {
+      throw new LLTMError("SHAPE_MISMATCH", `${fn}: the input has shape ${shapeOf(x)}; it must be ${layout} with F = ${this.inputFeatures}`);
+    }
+    if (x.shape[2] !== this.inputFeatures) {
+      throw new LLTMError(
+        "SHAPE_MISMATCH",
+        `${fn}: the input has ${x.shape[2]} features (shape ${shapeOf(x)}, read as ${layout}), but this LLTM's inputFeatures is ${this.inputFeatures}`,
+      );
+    }
+    const batchDim = this.batchFirst ? 0 : 1;
+    const B = x.shape[batchDim]!;
+    if (state !== undefined) this.checkState(fn, x, B, batchDim, state);
+    const owned: Tensor[] = [];
+    try {
+      let input = this.batchFirst ? own(owned, x.transpose(0, 1)) : x;
+      const lastH: Tensor[] = [], lastC: Tensor[] = [];
+      const zero = state === undefined ? this.zeroLayerState(B) : undefined;
+      if (zero !== undefined) owned.push(zero.h, zero.c);
+      const initial = (k: number): LLTMState => {
+        if (zero !== undefined) return zero;
+        return { h: own(owned, select(state!.h, k)), c: own(owned, select(state!.c, k)) };
+      };
+      for (let l = 0; l < this.layers; l++) {
+        if (l > 0 && this.drop !== undefined) input = own(owned, this.drop.forward(input));
+        const k = l * this.directions;
+        const forward = this.cells.at(l);
+        const s0 = initial(k);
+        const out = lltmSequence(input, forward.weights, forward.bias, s0.h, s0.c);
+        lastH.push(own(owned, out.h));
+        lastC.push(own(owned, out.c));
+        let output = own(owned, out.output);
+        if (this.reverseCells !== undefined) {
+          const backward = this.reverseCells.at(l);
+          const s1 = initial(k + 1);
+          const reversed = own(owned, reverseTime(input));
+          const back = lltmSequence(reversed, backward.weights, backward.bias, s1.h, s1.c);
+          lastH.push(own(owned, back.h));
+          lastC.push(own(owned, back.c));
+          own(owned, back.output);
+          const unreversed = own(owned, reverseTime(back.output));
+          output = own(owned, cat(output, unreversed, -1));
+        }
+        input = output;
+      }
+      // The last layer's output is returned, not freed (as a time-major view of it with batchFirst).
+      owned.splice(owned.indexOf(input), 1);
+      let output = input;
+      if (this.batchFirst) {
+        output = input.transpose(0, 1);
+        input.dispose();
+      }
+      const h = stack(lastH), c = stack(lastC);
+      return {
+        output, h, c,
+        [Symbol.dispose]() {
+          for (const t of [output, h, c]) t.dispose();
+        },
+      };
+    } finally {
+      // What the tape records it keeps (and backward() frees); the rest goes now.
+      for (const t of owned) t.dispose();
+    }
+  }
+
+  private zeroLayerState(batch: number): LLTMState {
+    return this.cells.at(0).initialState(batch);
+  }
+
+  private checkState(fn: string, x: Tensor, B: number, batchDim: number, state: LLTMState): void {
+    const expected = [this.layers * this.directions, B, this.stateSize];
+    for (const [name, t] of [["h", state.h], ["c", state.c]] as const) {
+      if (!(t instanceof Tensor)) throw new LLTMError("INVALID_ARGUMENT", `${fn}: state.${name} must be a Tensor`);
+      t.assertLive(`${fn}: state.${name}`);
+      if (t.ndim === 3 && t.shape[1] !== B && t.shape[1] === x.shape[1 - batchDim] && t.shape[0] === expected[0] && t.shape[2] === expected[2]) {
+        const hint = this.batchFirst
+          ? "the input looks time-major ([T, B, F]); make the LLTM without { batchFirst: true }, or transpose(0, 1) the input"
+          : "the input looks batch-first ([B, T, F]); make the LLTM with { batchFirst: true }, or transpose(0, 1) the input";
+        throw new LLTMError("SHAPE_MISMATCH", `${fn}: state.${name}'s batch is ${t.shape[1]} but the input's is ${B}: ${hint}`);
+      }
+      if (t.ndim !== 3 || t.shape.some((n, i) => n !== expected[i])) {
+        throw new LLTMError(
+          "SHAPE_MISMATCH",
+          `${fn}: state.${name} has shape ${shapeOf(t)}; it must be [${expected.join(", ")}] (layers·directions, the input's batch, stateSize)`,
+        );
+      }
+    }
+  }
+}
+
+/** Pushes `t` on `owned` and returns it. */
+function own(owned: Tensor[], t: Tensor): Tensor {
+  owned.push(t);
+  return t;
+}
+
+/** Slice k of a [n, B, S] state as [B, S]. */
+function select(t: Tensor, k: number): Tensor {
+  using slice = t.narrow(0, k, 1);
+  return slice.reshape(t.shape.slice(1));
+}

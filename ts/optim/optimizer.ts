@@ -1,0 +1,310 @@
+/**
+ * The optimizers' base: parameters in groups (each with its own
+ * hyperparameters, as torch.optim's param_groups), their state tensors, and
+ * steps that update in place on the parameters' device through the native
+ * library, reading nothing back.
+ *
+ * Parameters are given as tensors (a module's parameters(), whose .grad
+ * backward() fills), as [name, tensor] pairs (namedParameters(), which name
+ * the state in files), or as { name, value, grad } records (the low-level
+ * LLTMLayer's). A parameter with no gradient yet is left alone by a step.
+ *
+ * A step is all or nothing: every hyperparameter against the op table's
+ * ranges, and every parameter, gradient and state tensor (alive, dtypes the
+ * library accepts together, one device, one shape, contiguous), are checked
+ * before the first parameter moves.
+ */
+import { loadCheckpoint, saveCheckpoint } from "../checkpoint.ts";
+import type { DeviceLike } from "../device.ts";
+import { valueDType } from "../dtype.ts";
+import { LLTMError } from "../errors.ts";
+import type { Parameter } from "../module.ts";
+import type * as native from "../native/index.ts";
+import { sameShape, Tensor } from "../tensor/index.ts";
+
+/** One parameter as an optimizer takes it. */
+export type ParameterLike = Tensor | Parameter | readonly [string, Tensor];
+
+/** Parameters with hyperparameters of their own (any not given are the optimizer's). */
+export interface ParameterGroup<H> {
+  params: Iterable<ParameterLike>;
+  options?: Partial<H>;
+}
+
+/** What an optimizer takes: parameters, or groups of them. */
+export type Parameters<H> = Iterable<ParameterLike> | readonly ParameterGroup<H>[];
+
+/** An optimizer's state as safetensors holds it: tensors named `<parameter>.<state>`, hyperparameters as strings. */
+export interface OptimizerState {
+  tensors: Record<string, Tensor>;
+  metadata: Record<string, string>;
+}
+
+/** A parameter as the optimizer holds it. */
+export interface Held {
+  readonly name: string;
+  readonly value: Tensor;
+  /** Its gradient now (a module's .grad changes as backward() runs and zeroGrad() drops it). */
+  grad(): Tensor | undefined;
+  readonly group: number;
+}
+
+/** A group's hyperparameters. */
+export type Hyper = Record<string, number>;
+
+function isGroup(p: unknown): p is ParameterGroup<unknown> {
+  return typeof p === "object" && p !== null && !(p instanceof Tensor) && !Array.isArray(p) && "params" in p;
+}
+
+function held(fn: string, p: ParameterLike, index: number, group: number): Held {
+  if (p instanceof Tensor) return { name: String(index), value: p, grad: () => p.grad, group };
+  if (Array.isArray(p)) {
+    const [name, t] = p as readonly [string, Tensor];
+    if (!(t instanceof Tensor)) throw new LLTMError("INVALID_ARGUMENT", `${fn}: parameter '${name}' is not a Tensor`);
+    return { name, value: t, grad: () => t.grad, group };
+  }
+  const r = p as Parameter;
+  if (typeof r !== "object" || r === null || !(r.value instanceof Tensor)) {
+    throw new LLTMError("INVALID_ARGUMENT", `${fn}: parameter ${index} is not a Tensor, a [name, Tensor] pair or a { name, value, grad }`);
+  }
+  return { name: r.name, value: r.value, grad: () => r.grad, group };
+}
+
+/** Formats a bound as the library's messages do. */
+const bound = (v: number) => Math.abs(v) >= 1e6 ? String(v) : v.toFixed(6);
+
+/** Checks `hyper`'s values against op `o`'s scalar ranges (the library's own rule), naming `fn`. */
+export function checkScalars(fn: string, o: native.Op, hyper: Hyper): void {
+  for (const s of o.spec.scalars) {
+    const v = hyper[s.name];
+    if (v === undefined) continue;
+    const ok = s.kind === "ANY" ||
+      (s.kind === "CLOSED" && Number.isFinite(v) && v >= s.lo && v <= s.hi) ||
+      (s.kind === "HALF_OPEN" && Number.isFinite(v) && v >= s.lo && v < s.hi) ||
+      (s.kind === "INTEGER" && Number.isSafeInteger(v) && v >= s.lo && v <= s.hi);
+    if (!ok) {
+      const range = s.kind === "HALF_OPEN" ? `[${bound(s.lo)}, ${bound(s.hi)})` : `[${bound(s.lo)}, ${bound(s.hi)}]`;
+      throw new LLTMError("INVALID_ARGUMENT", `${fn}: '${s.name}' must be in ${range}, got ${v}`);
+    }
+  }
+}
+
+/** Checks that each of `names` in `hyper` is a number, naming `fn`. */
+function checkNumbers(fn: string, hyper: Hyper): void {
+  for (const [k, v] of Object.entries(hyper)) {
+    if (typeof v !== "number" || Number.isNaN(v)) throw new LLTMError("INVALID_ARGUMENT", `${fn}: '${k}' must be a number, got ${String(v)}`);
+  }
+}
+
+/**
+ * Every parameter that has a gradient, its gradient and state alive, of the parameter's dtype, device and
+ * shape, and contiguous: what the library would refuse for one parameter after the ones before it had moved.
+ */
+function checkParameters(fn: string, params: readonly Held[], states: readonly ReadonlyMap<string, Tensor>[], needGrad: boolean): void {
+  params.forEach((p, i) => {
+    const grad = p.grad();
+    if (grad === undefined && !needGrad) return;
+    const tensors: [string, unknown][] = [[`parameter '${p.name}'`, p.value], [`the gradient of '${p.name}'`, grad]];
+    for (const [name, t] of states[i] ?? []) tensors.push([`the ${name} of '${p.name}'`, t]);
+    for (const [what, t] of tensors) {
+      if (!(t instanceof Tensor)) throw new LLTMError("INVALID_ARGUMENT", `${fn}: ${what} is not a Tensor`);
+      if (t.disposed) {
+        throw new LLTMError("DISPOSED", `${fn}: ${what} has been disposed (moved by to()? make the optimizer after moving the module)`);
+      }
+      // The library's rule, checked for all before the first moves: one compute type (float64, or float32 for the rest).
+      if (valueDType(t.dtype) !== valueDType(p.value.dtype)) {
+        throw new LLTMError("INVALID_DTYPE", `${fn}: ${what} is ${t.dtype}, parameter '${p.name}' is ${p.value.dtype}`);
+      }
+      if (t.device !== p.value.device) {
+        throw new LLTMError("INVALID_DEVICE", `${fn}: ${what} is on ${t.device}, parameter '${p.name}' on ${p.value.device}`);
+      }
+      if (!sameShape(t.shape, p.value.shape)) {
+        throw new LLTMError("SHAPE_MISMATCH", `${fn}: ${what} has shape [${t.shape.join(", ")}], parameter '${p.name}' [${p.value.shape.join(", ")}]`);
+      }
+      if (!t.isContiguous()) throw new LLTMError("INVALID_ARGUMENT", `${fn}: ${what} must be contiguous`);
+    }
+  });
+}
+
+export abstract class Optimizer implements Disposable {
+  readonly params: readonly Held[];
+  /** Per group, its hyperparameters (lr and the optimizer's others). */
+  readonly groups: readonly Hyper[];
+  /** Per parameter, its state tensors by name (e.g. exp_avg), on the parameter's device and dtype. */
+  protected readonly state: ReadonlyMap<string, Tensor>[];
+  /** Counters shared by every group (Adam's step). */
+  protected readonly counters: Hyper;
+  protected readonly kind: string;
+  /** The op whose scalar ranges the hyperparameters must meet. */
+  private readonly op: native.Op;
+
+  protected constructor(
+    kind: string, op: native.Op, params: Parameters<Hyper>, defaults: Hyper, counters: Hyper, stateNames: readonly string[],
+  ) {
+    this.kind = kind;
+    this.op = op;
+    const list = params === null || typeof params !== "object" || !(Symbol.iterator in params) ? undefined : [...params];
+    if (list === undefined || list.length === 0) throw new LLTMError("INVALID_ARGUMENT", `${kind}: no parameters to optimise`);
+    const groups: { params: ParameterLike[]; options: Partial<Hyper> }[] = list.every(isGroup)
+      ? (list as ParameterGroup<Hyper>[]).map((g) => ({ params: [...g.params], options: g.options ?? {} }))
+      : list.some(isGroup)
+      ? (() => {
+        throw new LLTMError("INVALID_ARGUMENT", `${kind}: give parameters or groups of parameters ({ params, options }), not both`);
+      })()
+      : [{ params: list as ParameterLike[], options: {} }];
+    const heldParams: Held[] = [];
+    this.groups = groups.map((g, gi) => {
+      const hyper = { ...defaults, ...g.options } as Hyper;
+      checkNumbers(gi === 0 ? kind : `${kind}: group ${gi}`, hyper);
+      this.checkHyper(kind, hyper);
+      for (const p of g.params) heldParams.push(held(kind, p, heldParams.length, gi));
+      return hyper;
+    });
+    this.counters = { ...counters };
+    const names = new Set<string>(), values = new Set<Tensor>();
+    for (const p of heldParams) {
+      if (names.has(p.name)) throw new LLTMError("INVALID_ARGUMENT", `${kind}: two parameters are named '${p.name}'`);
+      if (values.has(p.value)) throw new LLTMError("INVALID_ARGUMENT", `${kind}: parameter '${p.name}' is given twice`);
+      names.add(p.name);
+      values.add(p.value);
+    }
+    this.params = heldParams;
+    checkParameters(kind, this.params, [], false);
+    const state: Map<string, Tensor>[] = [];
+    try {
+      for (const p of heldParams) {
+        const o = { dtype: p.value.dtype, device: p.value.device };
+        state.push(new Map(stateNames.map((n) => [n, Tensor.zeros(p.value.shape, o)])));
+      }
+    } catch (e) {
+      for (const m of state) for (const t of m.values()) t.dispose();
+      throw e;
+    }
+    this.state = state;
+  }
+
+  /** The learning rate of the first group; setting it sets every group's (a schedule sets them one by one). */
+  get lr(): number {
+    return this.groups[0]!.lr!;
+  }
+
+  set lr(value: number) {
+    if (typeof value !== "number") throw new LLTMError("INVALID_ARGUMENT", `${this.kind}: lr must be a number, got ${typeof value}`);
+    for (const g of this.groups) g.lr = value;
+  }
+
+  /** Sets every parameter's gradient to zero. */
+  zeroGrad(): void {
+    checkParameters(`${this.kind}.zeroGrad`, this.params, this.state, false);
+    for (const p of this.params) p.grad()?.fill(0);
+  }
+
+  /** Updates every parameter that has a gradient, or none of them. */
+  step(): void {
+    const fn = `${this.kind}.step`;
+    for (const g of this.groups) this.checkHyper(fn, g);
+    checkParameters(fn, this.params, this.state, false);
+    this.update(fn);
+  }
+
+  /** Checks a group's hyperparameters against the op's ranges and the optimizer's own rules. */
+  protected checkHyper(fn: string, hyper: Hyper): void {
+    checkScalars(fn, this.op, hyper);
+  }
+
+  protected abstract update(fn: string): void;
+
+  /** The state to save: the optimizer's own tensors (not copies) and its hyperparameters (group i > 0's as `group<i>.<name>`). */
+  stateDict(): OptimizerState {
+    const tensors = Object.create(null) as Record<string, Tensor>;
+    this.params.forEach((p, i) => {
+      for (const [name, t] of this.state[i]!) tensors[`${p.name}.${name}`] = t;
+    });
+    const metadata: Record<string, string> = { optimizer: this.kind, groups: String(this.groups.length) };
+    this.groups.forEach((g, i) => {
+      for (const [k, v] of Object.entries(g)) metadata[i === 0 ? k : `group${i}.${k}`] = String(v);
+    });
+    for (const [k, v] of Object.entries(this.counters)) metadata[k] = String(v);
+    return { tensors, metadata };
+  }
+
+  /** Restores a state from stateDict() (of an optimizer of this kind over parameters of the same names, shapes and groups); all checked before anything changes. */
+  loadStateDict(state: OptimizerState): void {
+    const fn = `${this.kind}.loadStateDict`;
+    const { tensors, metadata } = state;
+    if (metadata.optimizer !== this.kind) {
+      throw new LLTMError("INVALID_ARGUMENT", `${fn}: the state is of ${JSON.stringify(metadata.optimizer)}, not ${this.kind}`);
+    }
+    const number = (key: string) => {
+      const v = Object.hasOwn(metadata, key) ? Number(metadata[key]) : NaN;
+      if (Number.isNaN(v)) throw new LLTMError("INVALID_ARGUMENT", `${fn}: the state has no number '${key}' (got ${JSON.stringify(metadata[key])})`);
+      return v;
+    };
+    const groupCount = Object.hasOwn(metadata, "groups") ? number("groups") : 1;
+    if (groupCount !== this.groups.length) {
+      throw new LLTMError("INVALID_ARGUMENT", `${fn}: the state has ${groupCount} parameter groups, this ${this.kind} ${this.groups.length}`);
+    }
+    const groups = this.groups.map((g, i) => {
+      const hyper: Hyper = {};
+      for (const k of Object.keys(g)) hyper[k] = number(i === 0 ? k : `group${i}.${k}`);
+      this.checkHyper(fn, hyper);
+      this.checkLoaded(fn, hyper, g);
+      return hyper;
+    });
+    const counters: Hyper = {};
+    for (const k of Object.keys(this.counters)) counters[k] = number(k);
+    this.checkCounters(fn, counters);
+    const expected = new Set<string>();
+    this.params.forEach((p, i) => {
+      for (const [name, mine] of this.state[i]!) {
+        const key = `${p.name}.${name}`;
+        expected.add(key);
+        const t = Object.hasOwn(tensors, key) ? tensors[key] : undefined;
+        if (!(t instanceof Tensor)) throw new LLTMError("INVALID_ARGUMENT", `${fn}: the state has no tensor '${key}'`);
+        if (t.disposed) throw new LLTMError("DISPOSED", `${fn}: '${key}' has been disposed`);
+        if (t.dtype !== mine.dtype) throw new LLTMError("INVALID_DTYPE", `${fn}: '${key}' is ${t.dtype}, the parameter is ${mine.dtype}`);
+        if (!sameShape(t.shape, mine.shape)) {
+          throw new LLTMError("SHAPE_MISMATCH", `${fn}: '${key}' has shape [${t.shape.join(", ")}], the parameter [${mine.shape.join(", ")}]`);
+        }
+      }
+    });
+    for (const key of Object.keys(tensors)) {
+      if (!expected.has(key)) throw new LLTMError("INVALID_ARGUMENT", `${fn}: the state has a tensor '${key}' this ${this.kind} does not hold`);
+    }
+    this.params.forEach((p, i) => {
+      for (const [name, mine] of this.state[i]!) mine.copyFrom(tensors[`${p.name}.${name}`]!);
+    });
+    groups.forEach((h, i) => Object.assign(this.groups[i]!, h));
+    Object.assign(this.counters, counters);
+  }
+
+  /** Writes stateDict() to a safetensors file (beside the model's, say). */
+  save(path: string): void {
+    const { tensors, metadata } = this.stateDict();
+    saveCheckpoint(path, tensors, metadata);
+  }
+
+  /** Restores the state saved by save(). */
+  load(path: string, options: { device?: DeviceLike } = {}): void {
+    const { tensors, metadata } = loadCheckpoint(path, { device: options.device ?? this.params[0]!.value.device });
+    try {
+      this.loadStateDict({ tensors, metadata });
+    } finally {
+      for (const t of Object.values(tensors)) t.dispose();
+    }
+  }
+
+  /** Refuses loaded hyperparameters that do not fit this optimizer's state (what only it knows). */
+  protected checkLoaded(_fn: string, _loaded: Hyper, _mine: Hyper): void {}
+
+  /** Refuses loaded counters that are not counts. */
+  protected checkCounters(_fn: string, _counters: Hyper): void {}
+
+  dispose(): void {
+    for (const m of this.state) for (const t of m.values()) t.dispose();
+  }
+
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+}

@@ -1,0 +1,47 @@
+/** SGD with momentum, as torch.optim.SGD (dampening 0, no Nesterov): lltm_sgd_step per parameter. */
+import { LLTMError } from "../errors.ts";
+import * as native from "../native/index.ts";
+import { type Hyper, Optimizer, type Parameters } from "./optimizer.ts";
+
+const SGD_STEP = native.op("SGD_STEP");
+
+export interface SGDOptions {
+  lr: number;
+  momentum?: number;
+}
+
+export class SGD extends Optimizer {
+  constructor(params: Parameters<SGDOptions>, options: SGDOptions) {
+    if (typeof options !== "object" || options === null || options.lr === undefined) {
+      throw new LLTMError("INVALID_ARGUMENT", "SGD: options must give 'lr'");
+    }
+    const momentum = options.momentum ?? 0;
+    super("SGD", SGD_STEP, params as Parameters<Hyper>, { lr: options.lr, momentum }, {}, momentum === 0 ? [] : ["momentum_buffer"]);
+    if (this.groups.some((g) => (g.momentum === 0) !== (momentum === 0))) {
+      throw new LLTMError("INVALID_ARGUMENT", "SGD: every group must have momentum, or none (the momentum buffers are made for all or none)");
+    }
+  }
+
+  get momentum(): number {
+    return this.groups[0]!.momentum!;
+  }
+
+  /** param -= lr * (momentum buffer or gradient), for every parameter with a gradient. */
+  protected update(fn: string): void {
+    this.params.forEach((p, i) => {
+      const grad = p.grad();
+      if (grad === undefined) return;
+      const { lr, momentum } = this.groups[p.group]!;
+      native.run(SGD_STEP, fn, [p.value, grad, this.state[i]!.get("momentum_buffer")], 0, [lr!, momentum!]);
+    });
+  }
+
+  protected override checkLoaded(fn: string, loaded: Hyper, mine: Hyper): void {
+    if ((loaded.momentum === 0) !== (mine.momentum === 0)) {
+      throw new LLTMError(
+        "INVALID_ARGUMENT",
+        `${fn}: the state has momentum ${loaded.momentum}, this SGD ${mine.momentum}; make the SGD with the state's momentum`,
+      );
+    }
+  }
+}
