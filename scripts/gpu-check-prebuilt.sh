@@ -67,7 +67,7 @@ cublas="$(ls /usr/local/cuda/lib64/libcublas.so.[0-9]* 2>/dev/null | head -n 1 |
 
 cat > "$app/adding.ts" <<'EOF'
 // The adding problem on the device named by CHECK_DEVICE (default cuda), from the installed package.
-import { Adam, backendInfo, LLTM, Tensor } from "lltm";
+import { Adam, backendInfo, LLTMLayer, Tensor } from "lltm";
 
 const device = (process.env.CHECK_DEVICE ?? "cuda") as "cuda" | "cpu";
 const steps = Number(process.env.CHECK_STEPS ?? 600);
@@ -103,7 +103,7 @@ const mse = (hT: Float32Array | Float64Array, targets: Float64Array, grad?: Floa
   }
   return sum / targets.length;
 };
-using model = new LLTM(F, S, { device, seed: 0 });
+using model = new LLTMLayer(F, S, { device, seed: 0 });
 using optimizer = new Adam(model.parameters(), { lr: 0.01 });
 const heldOut = batch(1024);
 const mean = heldOut.targets.reduce((a, b) => a + b, 0) / 1024;
