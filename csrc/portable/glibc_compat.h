@@ -37,3 +37,27 @@ __asm__(".symver dladdr, dladdr@" LLTM_GLIBC_BASE);
 // directly, so a .symver (no wrapper in between) keeps them as fast.
 __asm__(".symver exp, exp@" LLTM_GLIBC_BASE);
 __asm__(".symver pow, pow@" LLTM_GLIBC_BASE);
+
+// glibc 2.27 (the float forms) and 2.29 (the double forms) gave the
+// exponentials and logarithms new versions without the SVID error handling,
+// as for exp and pow above: the old versions compute the same values and
+// differ only in setting errno, which the library never reads.
+__asm__(".symver expf, expf@" LLTM_GLIBC_BASE);
+__asm__(".symver exp2f, exp2f@" LLTM_GLIBC_BASE);
+__asm__(".symver exp2, exp2@" LLTM_GLIBC_BASE);
+__asm__(".symver logf, logf@" LLTM_GLIBC_BASE);
+__asm__(".symver log2f, log2f@" LLTM_GLIBC_BASE);
+__asm__(".symver log, log@" LLTM_GLIBC_BASE);
+__asm__(".symver log2, log2@" LLTM_GLIBC_BASE);
+__asm__(".symver powf, powf@" LLTM_GLIBC_BASE);
+
+// From glibc 2.38 the headers of a C++ (_GNU_SOURCE) build redirect the
+// strto* family to C23 versions that also read "0b" prefixes; the library
+// parses decimal numbers only, so the old functions give the same results.
+#include <features.h>
+#if __GLIBC_PREREQ(2, 38)
+__asm__(".symver __isoc23_strtol, strtol@" LLTM_GLIBC_BASE);
+__asm__(".symver __isoc23_strtoul, strtoul@" LLTM_GLIBC_BASE);
+__asm__(".symver __isoc23_strtoll, strtoll@" LLTM_GLIBC_BASE);
+__asm__(".symver __isoc23_strtoull, strtoull@" LLTM_GLIBC_BASE);
+#endif
