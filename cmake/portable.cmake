@@ -33,7 +33,8 @@ if(LLTM_PORTABLE)
       "-Wl,--version-script=${PROJECT_SOURCE_DIR}/csrc/portable/${exports}")
     set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS "${PROJECT_SOURCE_DIR}/csrc/portable/${exports}")
     target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/csrc/portable/glibc_compat.cpp)
-    target_link_options(${target} PRIVATE -Wl,--wrap=pthread_create -Wl,--wrap=pthread_once -Wl,--wrap=fstat64)
+    target_link_options(${target} PRIVATE -Wl,--wrap=pthread_create -Wl,--wrap=pthread_once -Wl,--wrap=fstat64
+      -Wl,--wrap=__isoc23_strtol -Wl,--wrap=__isoc23_strtoul -Wl,--wrap=__isoc23_strtoll -Wl,--wrap=__isoc23_strtoull)
     # Before glibc 2.34 the old dlopen and pthread_create live in these two, not
     # in libc; since 2.34 they are empty stubs. Named in full (only the
     # versioned names exist on new systems) and kept though no symbol resolves

@@ -5,6 +5,7 @@
 // wrapper calls the oldest version of the function, bound by .symver to an
 // alias of our own name (a name --wrap leaves alone). Compiled only into the
 // portable build; scripts/build-prebuilt.ts checks the glibc floor it reaches.
+#include <features.h>
 #include <pthread.h>
 #include <sys/stat.h>
 
@@ -59,3 +60,20 @@ LLTM_COMPAT int __wrap_fstat64(int fd, struct stat64* buf) {
 extern "C" {
 __attribute__((visibility("hidden"))) char __libc_single_threaded = 0;
 }
+
+// A static libstdc++ built against glibc 2.38 or newer calls the C23 strto*
+// functions (std::stoul and its kin, reading decimal text), which glibc
+// 2.38 added; the base versions read decimal text alike.
+#if __GLIBC_PREREQ(2, 38)
+#define LLTM_BASE_STRTO(type, name)                                                        \
+  extern "C" type lltm_glibc_base_##name(const char*, char**, int);                        \
+  __asm__(".symver lltm_glibc_base_" #name ", " #name "@" LLTM_GLIBC_BASE);                \
+  LLTM_COMPAT type __wrap___isoc23_##name(const char* text, char** end, int base) {        \
+    return lltm_glibc_base_##name(text, end, base);                                        \
+  }
+LLTM_BASE_STRTO(long, strtol)
+LLTM_BASE_STRTO(unsigned long, strtoul)
+LLTM_BASE_STRTO(long long, strtoll)
+LLTM_BASE_STRTO(unsigned long long, strtoull)
+#undef LLTM_BASE_STRTO
+#endif
