@@ -95,7 +95,10 @@ function run(cmd: string, argv: string[]): string {
   console.log(`$ ${cmd} ${argv.join(" ")}`);
   const r = spawnSync(cmd, argv, { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 1 << 28 });
   if (r.error) fail(`${cmd} could not run (${r.error.message}); install CMake >= 3.24, a C++17 compiler${cuda ? ", the CUDA toolkit" : ""} and binutils`);
-  if (r.status !== 0) fail(`${cmd} exited with ${r.status ?? r.signal}`);
+  if (r.status !== 0) {
+    process.stdout.write(r.stdout ?? "");
+    fail(`${cmd} exited with ${r.status ?? r.signal}`);
+  }
   return r.stdout;
 }
 
