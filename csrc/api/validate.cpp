@@ -126,8 +126,9 @@ void check_ranks_and_bind(Checking& c) {
 void check_shapes(const Checking& c, uint32_t slots) {
   const OpSchema& op = c.op;
   const int64_t* sizes = c.call.sizes;
-  for (uint32_t m = slots & op.shaped_slots; m != 0; m &= m - 1) {
-    const int k = __builtin_ctz(m);
+  for (int i = 0; i < op.n_shape_order; ++i) {
+    const int k = op.shape_order[i];
+    if ((slots >> k & 1u) == 0) continue;
     const SlotSchema& slot = op.slots[k];
     const lltm_tensor& t = c.given.tensors[k];
     if (slot.shape == ShapeKind::DIMS) {

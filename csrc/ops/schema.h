@@ -75,6 +75,14 @@ struct OpSchema {
   ScalarSchema scalars[LLTM_MAX_SCALARS];
   SizeRule rules[26];
   int ranked[LLTM_MAX_SLOTS];  // the slots named in the sizes, in order of mention
+  // The slots whose shapes are checked, in the order they are: first each
+  // slot the sizes are read from that has siblings (other required inputs
+  // with its shape rule) with those siblings, then the others, each group in
+  // slot order; so that a spoiled size is blamed on the input beside its
+  // source (old_cell beside old_h) rather than on a slot whose shape is
+  // derived from it (weights).
+  int shape_order[LLTM_MAX_SLOTS];
+  int n_shape_order = 0;
   uint32_t required = 0;       // given bits that must be set
   uint32_t all = 0;            // given bits of the op's slots
   // Masks of slots, for the per-call checks.
