@@ -51,6 +51,27 @@ constexpr uint64_t kMaxBytes = uint64_t(1) << 63;
 // Checks one tensor on its own; messages name the function and the argument.
 // Returns the offset of its last element (below kMaxExtent).
 int64_t check_tensor(const lltm_tensor* t, const char* fn, const char* name, bool output);
+
+// check_tensor's rules as one predicate, branch-free over the dimensions, for
+// the calls that pass (check_tensor then says which rule a failing one broke):
+// whether t passes, and if so the offset of its last element in *last (else 0).
+inline bool tensor_fits(const lltm_tensor& t, bool output, int64_t* last) {
+  *last = 0;
+  if (t.data == nullptr || uint64_t(t.ndim) - 1 >= uint64_t(LLTM_MAX_DIMS)) return false;
+  bool ok = true;
+  unsigned __int128 end = 0;  // wraps only where a size or stride is refused already
+  for (int64_t d = 0; d < t.ndim; ++d) {
+    const uint64_t size_less = uint64_t(t.sizes[d]) - 1, stride = uint64_t(t.strides[d]);
+    ok &= size_less < uint64_t(kMaxExtent);
+    ok &= stride <= uint64_t(kMaxExtent);
+    ok &= !(output && stride == 0 && size_less != 0);
+    end += (unsigned __int128)size_less * stride;
+  }
+  ok &= end < (unsigned __int128)kMaxExtent;
+  *last = ok ? int64_t(uint64_t(end)) : 0;
+  return ok && reinterpret_cast<uintptr_t>(t.data) <= UINTPTR_MAX - uintptr_t(*last + 1) * 8;
+}
+
 void check_same_sizes(const char* fn, const lltm_tensor* a, const char* a_name, const lltm_tensor* b,
                       const char* b_name);
 // The dtype argument of the typed entry points of versions 1 and 2.
