@@ -172,10 +172,25 @@ void check_ranks_and_bind(Checking& c) {
   }
 }
 
+// Every [..] shape in one pass that only tells whether all match; the slots
+// are then checked one by one in the op's shape_order, all of them where a
+// [..] shape failed (to name the first in that order), else those with more
+// to check.
 void check_shapes(const Checking& c, uint32_t slots) {
   const OpSchema& op = c.op;
   const int64_t* sizes = c.call.sizes;
-  for (int i = 0; i < op.n_shape_order; ++i) {
+  int64_t want[OpSchema::kMaxTerms];
+  for (int i = 0; i < op.n_terms; ++i) want[i] = op.terms[i].eval(sizes);
+  bool ok = true;
+  for (uint32_t m = slots & op.dims_slots; m != 0; m &= m - 1) {
+    const int k = __builtin_ctz(m);
+    const SlotSchema& slot = op.slots[k];
+    const lltm_tensor& t = c.given.tensors[k];
+    ok &= t.ndim == slot.rank;
+    for (int d = 0; d < slot.rank; ++d) ok &= t.sizes[d] == want[slot.term_of[d]];
+  }
+  if (ok) slots &= ~op.plain_dims_slots;
+  for (int i = 0; i < op.n_shape_order && (slots & op.shaped_slots) != 0; ++i) {
     const int k = op.shape_order[i];
     if ((slots >> k & 1u) == 0) continue;
     const SlotSchema& slot = op.slots[k];

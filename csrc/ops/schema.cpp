@@ -131,15 +131,33 @@ void parse_sizes(OpSchema& s, const char* sizes) {
   }
 }
 
+bool same_term(const Term& x, const Term& y) {
+  if (x.constant != y.constant || x.parts != y.parts) return false;
+  for (int p = 0; p < x.parts; ++p)
+    if (x.letter[p] != y.letter[p] || x.coef[p] != y.coef[p]) return false;
+  return true;
+}
+
 bool same_rule(const SlotSchema& a, const SlotSchema& b) {
   if (a.shape != ShapeKind::DIMS || b.shape != ShapeKind::DIMS || a.rank != b.rank) return false;
-  for (int d = 0; d < a.rank; ++d) {
-    const Term &x = a.dims[d], &y = b.dims[d];
-    if (x.constant != y.constant || x.parts != y.parts) return false;
-    for (int p = 0; p < x.parts; ++p)
-      if (x.letter[p] != y.letter[p] || x.coef[p] != y.coef[p]) return false;
-  }
+  for (int d = 0; d < a.rank; ++d)
+    if (!same_term(a.dims[d], b.dims[d])) return false;
   return true;
+}
+
+void index_terms(OpSchema& s) {
+  for (int k = 0; k < s.n_slots; ++k) {
+    SlotSchema& slot = s.slots[k];
+    if (slot.shape != ShapeKind::DIMS) continue;
+    s.dims_slots |= 1u << k;
+    if ((slot.bits & decl::CONTIGUOUS) == 0) s.plain_dims_slots |= 1u << k;
+    for (int d = 0; d < slot.rank; ++d) {
+      int i = 0;
+      while (i < s.n_terms && !same_term(s.terms[i], slot.dims[d])) ++i;
+      if (i == s.n_terms) s.terms[s.n_terms++] = slot.dims[d];
+      slot.term_of[d] = int8_t(i);
+    }
+  }
 }
 
 void order_shape_checks(OpSchema& s) {
@@ -161,6 +179,7 @@ void order_shape_checks(OpSchema& s) {
 void finish(OpSchema& s) {
   parse_sizes(s, s.sizes_text);
   order_shape_checks(s);
+  index_terms(s);
 }
 
 struct Table {

@@ -43,6 +43,7 @@ struct SlotSchema {
   Term dims[LLTM_MAX_DIMS];         // DIMS
   int same_as;                      // SAME_AS: the slot whose sizes this one has
   char symbols[64];                 // DIMS: the rule as messages print it, "(B, S+F)"
+  int8_t term_of[LLTM_MAX_DIMS];    // DIMS: each dimension's term in OpSchema::terms
 
   bool writes() const { return (bits & (decl::OUT | decl::ACC)) != 0; }
   bool reads() const { return (bits & decl::IN) != 0; }
@@ -83,6 +84,10 @@ struct OpSchema {
   // derived from it (weights).
   int shape_order[LLTM_MAX_SLOTS];
   int n_shape_order = 0;
+  // The distinct terms of the op's [..] shapes, each evaluated once a call.
+  static constexpr int kMaxTerms = LLTM_MAX_SLOTS * LLTM_MAX_DIMS;
+  Term terms[kMaxTerms];
+  int n_terms = 0;
   uint32_t required = 0;       // given bits that must be set
   uint32_t all = 0;            // given bits of the op's slots
   // Masks of slots, for the per-call checks.
@@ -90,6 +95,8 @@ struct OpSchema {
   uint32_t write_slots = 0;      // OUT, INOUT, ACC
   uint32_t shaped_slots = 0;     // with a rule to check: [..], =slot or CONTIGUOUS
   uint32_t same_view_slots = 0;  // SAME_VIEW
+  uint32_t dims_slots = 0;       // with a [..] shape
+  uint32_t plain_dims_slots = 0; // with a [..] shape and nothing more to check (not CONTIGUOUS)
 };
 
 // The op with this code, or nullptr.
