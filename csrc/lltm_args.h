@@ -57,11 +57,14 @@ int64_t check_tensor(const lltm_tensor* t, const char* fn, const char* name, boo
 // whether t passes, and if so the offset of its last element in *last (else 0).
 inline bool tensor_fits(const lltm_tensor& t, bool output, int64_t* last) {
   *last = 0;
-  if (t.data == nullptr || uint64_t(t.ndim) - 1 >= uint64_t(LLTM_MAX_DIMS)) return false;
+  const int64_t ndim = t.ndim;
+  if (t.data == nullptr || uint64_t(ndim) - 1 >= uint64_t(LLTM_MAX_DIMS)) return false;
   bool ok = true;
   unsigned __int128 end = 0;  // wraps only where a size or stride is refused already
-  for (int64_t d = 0; d < t.ndim; ++d) {
-    const uint64_t size_less = uint64_t(t.sizes[d]) - 1, stride = uint64_t(t.strides[d]);
+  // Every dimension, the ones past ndim as size 1 and stride 0: a fixed count unrolls.
+  for (int64_t d = 0; d < LLTM_MAX_DIMS; ++d) {
+    const uint64_t size_less = d < ndim ? uint64_t(t.sizes[d]) - 1 : 0;
+    const uint64_t stride = d < ndim ? uint64_t(t.strides[d]) : 0;
     ok &= size_less < uint64_t(kMaxExtent);
     ok &= stride <= uint64_t(kMaxExtent);
     ok &= !(output && stride == 0 && size_less != 0);
