@@ -52,27 +52,26 @@ constexpr uint64_t kMaxBytes = uint64_t(1) << 63;
 // Returns the offset of its last element (below kMaxExtent).
 int64_t check_tensor(const lltm_tensor* t, const char* fn, const char* name, bool output);
 
-// check_tensor's rules as one predicate, branch-free over the dimensions, for
-// the calls that pass (check_tensor then says which rule a failing one broke):
-// whether t passes, and if so the offset of its last element in *last (else 0).
+// check_tensor's rules as one predicate, for the calls that pass (check_tensor
+// then says which rule a failing one broke): whether t passes, and if so the
+// offset of its last element in *last (else 0).
 inline bool tensor_fits(const lltm_tensor& t, bool output, int64_t* last) {
   *last = 0;
   const int64_t ndim = t.ndim;
   if (t.data == nullptr || uint64_t(ndim) - 1 >= uint64_t(LLTM_MAX_DIMS)) return false;
-  bool ok = true;
-  unsigned __int128 end = 0;  // wraps only where a size or stride is refused already
-  // Every dimension, the ones past ndim as size 1 and stride 0: a fixed count unrolls.
-  for (int64_t d = 0; d < LLTM_MAX_DIMS; ++d) {
-    const uint64_t size_less = d < ndim ? uint64_t(t.sizes[d]) - 1 : 0;
-    const uint64_t stride = d < ndim ? uint64_t(t.strides[d]) : 0;
-    ok &= size_less < uint64_t(kMaxExtent);
-    ok &= stride <= uint64_t(kMaxExtent);
-    ok &= !(output && stride == 0 && size_less != 0);
-    end += (unsigned __int128)size_less * stride;
+  int64_t end = 0;
+  for (int64_t d = 0; d < ndim; ++d) {
+    const int64_t size = t.sizes[d], stride = t.strides[d];
+    if (uint64_t(size) - 1 >= uint64_t(kMaxExtent) || uint64_t(stride) > uint64_t(kMaxExtent)) return false;
+    if (output && stride == 0 && size > 1) return false;
+    int64_t step;
+    if (__builtin_mul_overflow(size - 1, stride, &step) || __builtin_add_overflow(end, step, &end) ||
+        end >= kMaxExtent)
+      return false;
   }
-  ok &= end < (unsigned __int128)kMaxExtent;
-  *last = ok ? int64_t(uint64_t(end)) : 0;
-  return ok && reinterpret_cast<uintptr_t>(t.data) <= UINTPTR_MAX - uintptr_t(*last + 1) * 8;
+  if (reinterpret_cast<uintptr_t>(t.data) > UINTPTR_MAX - uintptr_t(end + 1) * 8) return false;
+  *last = end;
+  return true;
 }
 
 void check_same_sizes(const char* fn, const lltm_tensor* a, const char* a_name, const lltm_tensor* b,
