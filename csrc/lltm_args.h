@@ -51,6 +51,29 @@ constexpr uint64_t kMaxBytes = uint64_t(1) << 63;
 // Checks one tensor on its own; messages name the function and the argument.
 // Returns the offset of its last element (below kMaxExtent).
 int64_t check_tensor(const lltm_tensor* t, const char* fn, const char* name, bool output);
+
+// check_tensor's rules as one predicate, for the calls that pass (check_tensor
+// then says which rule a failing one broke): whether t passes, and if so the
+// offset of its last element in *last (else 0).
+inline bool tensor_fits(const lltm_tensor& t, bool output, int64_t* last) {
+  *last = 0;
+  const int64_t ndim = t.ndim;
+  if (t.data == nullptr || uint64_t(ndim) - 1 >= uint64_t(LLTM_MAX_DIMS)) return false;
+  int64_t end = 0;
+  for (int64_t d = 0; d < ndim; ++d) {
+    const int64_t size = t.sizes[d], stride = t.strides[d];
+    if (uint64_t(size) - 1 >= uint64_t(kMaxExtent) || uint64_t(stride) > uint64_t(kMaxExtent)) return false;
+    if (output && stride == 0 && size > 1) return false;
+    int64_t step;
+    if (__builtin_mul_overflow(size - 1, stride, &step) || __builtin_add_overflow(end, step, &end) ||
+        end >= kMaxExtent)
+      return false;
+  }
+  if (reinterpret_cast<uintptr_t>(t.data) > UINTPTR_MAX - uintptr_t(end + 1) * 8) return false;
+  *last = end;
+  return true;
+}
+
 void check_same_sizes(const char* fn, const lltm_tensor* a, const char* a_name, const lltm_tensor* b,
                       const char* b_name);
 // The dtype argument of the typed entry points of versions 1 and 2.

@@ -43,7 +43,7 @@ LLTM_API int32_t lltm_buffer_bytes(int32_t op, const lltm_call* call, uint64_t* 
     if (buffer_bytes == nullptr)
       fail(LLTM_ERR_INVALID_ARGUMENT, std::string(fn) + ": the op has no buffer (no BYTES slot)");
     OpCall out;
-    ops::Checking c{fn, *call, schema, out, {}, 0};
+    ops::Checking c(fn, *call, schema, out);
     api::bind_sizes(c);
     api::device_for(call->device_kind, call->device_index, fn);
     *bytes = buffer_bytes(out, fn);

@@ -62,7 +62,7 @@ void run_on(ops::Checking& c, const DeviceBackend* backend) {
 
 void run_op(const char* fn, const ops::OpSchema& op, const lltm_call& given) {
   OpCall call;
-  ops::Checking c{fn, given, op, call, {}, 0};
+  ops::Checking c(fn, given, op, call);
   validate(c);
   if (op.id == LLTM_OP_COPY) {
     run_copy(c);

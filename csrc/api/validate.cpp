@@ -36,15 +36,36 @@ void check_given(const Checking& c) {
     fail(LLTM_ERR_INVALID_ARGUMENT, std::string(c.fn) + ": unknown bits in flags " + std::to_string(c.given.flags));
 }
 
-// The FLOAT dtypes as bits, and each one's compute type.
-constexpr uint64_t float_dtype_bits() {
+// Dtypes as bits of a mask: the FLOAT ones, and those computed in each type.
+static_assert(kDtypeCount <= 64, "dtype codes index a 64-bit mask");
+constexpr uint64_t dtype_bits(bool (*keep)(int32_t, int32_t), int32_t arg) {
   uint64_t bits = 0;
   for (int32_t code = 0; code < kDtypeCount; ++code)
-    if (is_float_dtype(code)) bits |= uint64_t(1) << code;
+    if (keep(code, arg)) bits |= uint64_t(1) << code;
   return bits;
 }
-constexpr uint64_t kFloatDtypes = float_dtype_bits();
-static_assert(kDtypeCount <= 64, "dtype codes index a 64-bit mask");
+constexpr uint64_t kFloatDtypes = dtype_bits([](int32_t code, int32_t) { return is_float_dtype(code); }, 0);
+struct ComputedIn {
+  uint64_t bits[kDtypeCount];
+};
+constexpr ComputedIn computed_in() {
+  ComputedIn c{};
+  for (int32_t compute = 0; compute < kDtypeCount; ++compute)
+    c.bits[compute] = dtype_bits(
+        [](int32_t code, int32_t in) { return is_float_dtype(code) && compute_dtype(code) == in; }, compute);
+  return c;
+}
+constexpr ComputedIn kComputedIn = computed_in();
+// Bytes per element by code, 0 past the dtypes, for any code masked to 6 bits.
+struct ElementBytes {
+  int64_t bytes[64];
+};
+constexpr ElementBytes element_bytes() {
+  ElementBytes e{};
+  for (int32_t code = 0; code < kDtypeCount; ++code) e.bytes[code] = kDtypes[code].bytes;
+  return e;
+}
+constexpr ElementBytes kElementBytes = element_bytes();
 
 [[noreturn]] void refuse_dtype(const Checking& c, int k, int first) {
   const SlotSchema& slot = c.op.slots[k];
@@ -62,7 +83,9 @@ static_assert(kDtypeCount <= 64, "dtype codes index a 64-bit mask");
 
 // The INDEX tensors of a call: those of INDEX slots, which must hold int32,
 // and of ANY_TYPE slots holding it, whose class all ANY_TYPE tensors share.
-uint32_t check_index_tensors(Checking& c, uint32_t slots, const int64_t* last) {
+// Returns their slots; a call of INDEX tensors only (CAT of int32) computes
+// in their type.
+uint32_t check_index_tensors(Checking& c, uint32_t slots) {
   const OpSchema& op = c.op;
   for (uint32_t m = slots & op.index_slots; m != 0; m &= m - 1) {
     const int k = __builtin_ctz(m);
@@ -85,44 +108,72 @@ uint32_t check_index_tensors(Checking& c, uint32_t slots, const int64_t* last) {
                                          "; float and integer tensors do not mix");
       if (is_index_dtype(dtype)) index |= 1u << k;
     }
-    // A call of INDEX tensors only (CAT of int32) computes in their type.
     if (is_index_dtype(first_dtype)) c.call.compute = int32_t(first_dtype);
-  }
-  for (uint32_t m = index; m != 0; m &= m - 1) {
-    const int k = __builtin_ctz(m);
-    c.spans[k] = span_of(c.given.tensors[k], last[k], kDtypes[c.given.tensors[k].dtype].bytes);
   }
   return index;
 }
 
 // Each present tensor on its own (check_tensor), then the dtypes; the
-// compute type is that of the first FLOAT slot.
-void check_tensors(Checking& c, uint32_t slots, int64_t* last) {
+// compute type is that of the first FLOAT slot. Messages follow that order:
+// the first pass only tells whether everything passes, and where something
+// does not, refuse_tensors finds the first rule broken.
+[[noreturn]] void refuse_tensors(Checking& c, uint32_t slots, bool converts) {
   const OpSchema& op = c.op;
   const uint32_t floats = slots & ~op.bytes_slots;
   for (uint32_t m = floats; m != 0; m &= m - 1) {
     const int k = __builtin_ctz(m);
-    last[k] = check_tensor(&c.given.tensors[k], c.fn, op.slots[k].name, (op.write_slots >> k & 1u) != 0);
+    check_tensor(&c.given.tensors[k], c.fn, op.slots[k].name, (op.write_slots >> k & 1u) != 0);
   }
   for (uint32_t m = slots & op.bytes_slots; m != 0; m &= m - 1) {
     const int k = __builtin_ctz(m);
     if (c.given.tensors[k].dtype != LLTM_UINT8) refuse_dtype(c, k, -1);
   }
   int first = -1;
-  const bool converts = ops::op_hooks(op.id).converts;
-  for (uint32_t m = floats & ~check_index_tensors(c, floats, last); m != 0; m &= m - 1) {
+  for (uint32_t m = floats & ~check_index_tensors(c, floats); m != 0; m &= m - 1) {
     const int k = __builtin_ctz(m);
     const int64_t dtype = c.given.tensors[k].dtype;
-    if (uint64_t(dtype) >= 64 || (kFloatDtypes >> dtype & 1u) == 0) refuse_dtype(c, k, -1);
-    const int32_t compute = compute_dtype(int32_t(dtype));
-    if (first < 0) {
+    if (!is_float_dtype(dtype)) refuse_dtype(c, k, -1);
+    if (first < 0)
       first = k;
-      c.call.compute = compute;
-    } else if (compute != c.call.compute && !converts) {
+    else if (!converts && compute_dtype(int32_t(dtype)) != compute_dtype(int32_t(c.given.tensors[first].dtype)))
       refuse_dtype(c, k, first);
-    }
-    if (dtype != c.call.compute && !converts) c.converted |= 1u << k;
-    c.spans[k] = span_of(c.given.tensors[k], last[k], kDtypes[dtype].bytes);
+  }
+  fail(LLTM_ERR_INTERNAL, std::string(c.fn) + ": a tensor was refused, then not");
+}
+
+void check_tensors(Checking& c, uint32_t slots) {
+  const OpSchema& op = c.op;
+  const uint32_t floats = slots & ~op.bytes_slots;
+  bool ok = true;
+  uint64_t seen = 0;  // the dtypes of the FLOAT slots, as bits
+  for (uint32_t m = floats; m != 0; m &= m - 1) {
+    const int k = __builtin_ctz(m);
+    const lltm_tensor& t = c.given.tensors[k];
+    int64_t last;
+    ok &= tensor_fits(t, (op.write_slots >> k & 1u) != 0, &last);
+    ok &= uint64_t(t.dtype) < 64;
+    seen |= uint64_t(1) << (t.dtype & 63);
+    c.spans[k] = span_of(t, last, kElementBytes.bytes[t.dtype & 63]);
+  }
+  for (uint32_t m = slots & op.bytes_slots; m != 0; m &= m - 1) ok &= c.given.tensors[__builtin_ctz(m)].dtype == LLTM_UINT8;
+  const bool converts = ops::op_hooks(op.id).converts;
+  if (!ok) refuse_tensors(c, slots, converts);
+  // Integer tensors (INDEX and ANY_TYPE slots) leave the float rules below.
+  uint32_t reals = floats;
+  if ((floats & (op.index_slots | op.any_type_slots)) != 0) {
+    reals &= ~check_index_tensors(c, floats);
+    seen = 0;
+    for (uint32_t m = reals; m != 0; m &= m - 1) seen |= uint64_t(1) << (c.given.tensors[__builtin_ctz(m)].dtype & 63);
+  }
+  if (reals == 0) return;
+  if ((seen & ~kFloatDtypes) != 0) refuse_tensors(c, slots, converts);
+  const int32_t compute = compute_dtype(int32_t(c.given.tensors[__builtin_ctz(reals)].dtype));
+  if (!converts && (seen & ~kComputedIn.bits[compute]) != 0) refuse_tensors(c, slots, converts);
+  c.call.compute = compute;
+  if (converts || seen == uint64_t(1) << compute) return;
+  for (uint32_t m = reals; m != 0; m &= m - 1) {
+    const int k = __builtin_ctz(m);
+    if (c.given.tensors[k].dtype != compute) c.converted |= 1u << k;
   }
 }
 
@@ -158,11 +209,27 @@ void check_ranks_and_bind(Checking& c) {
   }
 }
 
+// Every [..] shape in one pass that only tells whether all match; the slots
+// are then checked one by one in the op's shape_order, all of them where a
+// [..] shape failed (to name the first in that order), else those with more
+// to check.
 void check_shapes(const Checking& c, uint32_t slots) {
   const OpSchema& op = c.op;
   const int64_t* sizes = c.call.sizes;
-  for (uint32_t m = slots & op.shaped_slots; m != 0; m &= m - 1) {
+  int64_t want[OpSchema::kMaxTerms];
+  for (int i = 0; i < op.n_terms; ++i) want[i] = op.terms[i].eval(sizes);
+  bool ok = true;
+  for (uint32_t m = slots & op.dims_slots; m != 0; m &= m - 1) {
     const int k = __builtin_ctz(m);
+    const SlotSchema& slot = op.slots[k];
+    const lltm_tensor& t = c.given.tensors[k];
+    ok &= t.ndim == slot.rank;
+    for (int d = 0; d < slot.rank; ++d) ok &= t.sizes[d] == want[slot.term_of[d]];
+  }
+  if (ok) slots &= ~op.plain_dims_slots;
+  for (int i = 0; i < op.n_shape_order && (slots & op.shaped_slots) != 0; ++i) {
+    const int k = op.shape_order[i];
+    if ((slots >> k & 1u) == 0) continue;
     const SlotSchema& slot = op.slots[k];
     const lltm_tensor& t = c.given.tensors[k];
     if (slot.shape == ShapeKind::DIMS) {
@@ -253,8 +320,7 @@ void validate(Checking& c) {
   start(c);
   check_given(c);
   const uint32_t present = c.given.given & op.all;
-  int64_t last[LLTM_MAX_SLOTS];
-  check_tensors(c, present, last);
+  check_tensors(c, present);
   check_ranks_and_bind(c);
   check_shapes(c, present);
   check_scalars(c);
@@ -272,8 +338,7 @@ void bind_sizes(Checking& c) {
   for (int r = 0; r < op.n_ranked; ++r) ranked |= 1u << op.ranked[r];
   const uint32_t missing = ranked & ~c.given.given;
   if (missing != 0) fail(LLTM_ERR_NULL_POINTER, quoted(c.fn, op.slots[__builtin_ctz(missing)].name) + " is a null pointer");
-  int64_t last[LLTM_MAX_SLOTS];
-  check_tensors(c, ranked, last);
+  check_tensors(c, ranked);
   check_ranks_and_bind(c);
 }
 

@@ -15,12 +15,16 @@ namespace lltm::ops {
 
 // A call being validated: the generic checks have passed up to the scalars.
 struct Checking {
+  // spans is left unset: each span is written before the overlap check reads it.
+  Checking(const char* fn, const lltm_call& given, const OpSchema& op, OpCall& call)
+      : fn(fn), given(given), op(op), call(call) {}
+
   const char* fn;             // the entry point called, which messages name
   const lltm_call& given;     // the call as the caller wrote it
   const OpSchema& op;
   OpCall& call;               // tensors (present slots), scalars, flags, sizes, compute
   Span spans[LLTM_MAX_SLOTS]; // of the present slots
-  uint32_t overlap;           // the slots the overlap check covers (a hook adds its BYTES slots)
+  uint32_t overlap = 0;       // the slots the overlap check covers (a hook adds its BYTES slots)
   uint32_t converted = 0;     // the FLOAT slots whose dtype is not call.compute (staged through it)
 };
 

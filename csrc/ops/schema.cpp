@@ -131,6 +131,57 @@ void parse_sizes(OpSchema& s, const char* sizes) {
   }
 }
 
+bool same_term(const Term& x, const Term& y) {
+  if (x.constant != y.constant || x.parts != y.parts) return false;
+  for (int p = 0; p < x.parts; ++p)
+    if (x.letter[p] != y.letter[p] || x.coef[p] != y.coef[p]) return false;
+  return true;
+}
+
+bool same_rule(const SlotSchema& a, const SlotSchema& b) {
+  if (a.shape != ShapeKind::DIMS || b.shape != ShapeKind::DIMS || a.rank != b.rank) return false;
+  for (int d = 0; d < a.rank; ++d)
+    if (!same_term(a.dims[d], b.dims[d])) return false;
+  return true;
+}
+
+void index_terms(OpSchema& s) {
+  for (int k = 0; k < s.n_slots; ++k) {
+    SlotSchema& slot = s.slots[k];
+    if (slot.shape != ShapeKind::DIMS) continue;
+    s.dims_slots |= 1u << k;
+    if ((slot.bits & decl::CONTIGUOUS) == 0) s.plain_dims_slots |= 1u << k;
+    for (int d = 0; d < slot.rank; ++d) {
+      int i = 0;
+      while (i < s.n_terms && !same_term(s.terms[i], slot.dims[d])) ++i;
+      if (i == s.n_terms) s.terms[s.n_terms++] = slot.dims[d];
+      slot.term_of[d] = int8_t(i);
+    }
+  }
+}
+
+void order_shape_checks(OpSchema& s) {
+  uint32_t first = 0;
+  for (int r = 0; r < s.n_ranked; ++r) {
+    const int source = s.ranked[r];
+    uint32_t siblings = 0;
+    for (int k = 0; k < s.n_slots; ++k)
+      if (k != source && (s.slots[k].bits & (decl::kRoles | decl::OPTIONAL)) == decl::IN &&
+          same_rule(s.slots[k], s.slots[source]))
+        siblings |= 1u << k;
+    if (siblings != 0) first |= siblings | 1u << source;
+  }
+  for (uint32_t m = s.shaped_slots & first; m != 0; m &= m - 1) s.shape_order[s.n_shape_order++] = __builtin_ctz(m);
+  for (uint32_t m = s.shaped_slots & ~first; m != 0; m &= m - 1) s.shape_order[s.n_shape_order++] = __builtin_ctz(m);
+}
+
+// What the op's lines declare, once all are read.
+void finish(OpSchema& s) {
+  parse_sizes(s, s.sizes_text);
+  order_shape_checks(s);
+  index_terms(s);
+}
+
 struct Table {
   OpSchema ops[LLTM_OP_END];
 };
@@ -143,7 +194,7 @@ Table build() {
   OpSchema* op = nullptr;
 #define LLTM_DTYPE(ID, code, name, bytes, cls)
 #define LLTM_OP(ID, code, entry_name, size_rules, op_flags) \
-  if (op != nullptr) parse_sizes(*op, op->sizes_text);      \
+  if (op != nullptr) finish(*op);                            \
   op = &t.ops[code];                                        \
   op->id = code;                                            \
   op->entry = entry_name;                                   \
@@ -178,7 +229,7 @@ Table build() {
 #undef LLTM_OP
 #undef LLTM_SLOT
 #undef LLTM_SCALAR
-  if (op != nullptr) parse_sizes(*op, op->sizes_text);
+  if (op != nullptr) finish(*op);
   return t;
 }
 

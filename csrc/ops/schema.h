@@ -43,6 +43,7 @@ struct SlotSchema {
   Term dims[LLTM_MAX_DIMS];         // DIMS
   int same_as;                      // SAME_AS: the slot whose sizes this one has
   char symbols[64];                 // DIMS: the rule as messages print it, "(B, S+F)"
+  int8_t term_of[LLTM_MAX_DIMS];    // DIMS: each dimension's term in OpSchema::terms
 
   bool writes() const { return (bits & (decl::OUT | decl::ACC)) != 0; }
   bool reads() const { return (bits & decl::IN) != 0; }
@@ -77,6 +78,18 @@ struct OpSchema {
   ScalarSchema scalars[LLTM_MAX_SCALARS];
   SizeRule rules[26];
   int ranked[LLTM_MAX_SLOTS];  // the slots named in the sizes, in order of mention
+  // The slots whose shapes are checked, in the order they are: first each
+  // slot the sizes are read from that has siblings (other required inputs
+  // with its shape rule) with those siblings, then the others, each group in
+  // slot order; so that a spoiled size is blamed on the input beside its
+  // source (old_cell beside old_h) rather than on a slot whose shape is
+  // derived from it (weights).
+  int shape_order[LLTM_MAX_SLOTS];
+  int n_shape_order = 0;
+  // The distinct terms of the op's [..] shapes, each evaluated once a call.
+  static constexpr int kMaxTerms = LLTM_MAX_SLOTS * LLTM_MAX_DIMS;
+  Term terms[kMaxTerms];
+  int n_terms = 0;
   uint32_t required = 0;       // given bits that must be set
   uint32_t all = 0;            // given bits of the op's slots
   // Masks of slots, for the per-call checks.
@@ -86,6 +99,8 @@ struct OpSchema {
   uint32_t same_view_slots = 0;  // SAME_VIEW
   uint32_t index_slots = 0;      // INDEX
   uint32_t any_type_slots = 0;   // ANY_TYPE
+  uint32_t dims_slots = 0;       // with a [..] shape
+  uint32_t plain_dims_slots = 0; // with a [..] shape and nothing more to check (not CONTIGUOUS)
 };
 
 // The op with this code, or nullptr.
