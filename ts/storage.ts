@@ -61,7 +61,8 @@ export class Storage {
       for (let i = recycled.length - 1; i >= 0; i--) {
         const s = recycled[i]!;
         if (s.bytes !== bytes) continue;
-        recycled.splice(i, 1);
+        if (i === recycled.length - 1) recycled.pop();
+        else recycled.splice(i, 1);
         s.refs = refs;
         return s;
       }

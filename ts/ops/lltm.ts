@@ -70,8 +70,11 @@ export function disposeAll(tensors: readonly Tensor[]): void {
 
 /** Runs `o` on `ins` then `out` (its slots in order), with `flags`; frees `out` if it fails. */
 export function runInto(o: native.Op, fn: string, ins: readonly (Tensor | undefined)[], out: readonly Tensor[], flags = 0): void {
-  const all = ins.slice();
-  for (let i = 0; i < out.length; i++) all.push(out[i]);
+  runAll(o, fn, [...ins, ...out], out, flags);
+}
+
+/** Runs `o` on `all` (its slots in order, `out` among them), with `flags`; frees `out` if it fails. */
+function runAll(o: native.Op, fn: string, all: readonly (Tensor | undefined)[], out: readonly Tensor[], flags = 0): void {
   try {
     native.run(o, fn, all, flags);
   } catch (e) {
@@ -162,7 +165,8 @@ export function lltmForward(input: Tensor, weights: Tensor, bias: Tensor, oldH: 
   const ins = [input, weights, bias, oldH, oldCell];
   checkCommon("lltmForward", FORWARD_ARGS, ins);
   const out = forwardOutputs.allocate(ins, input.device);
-  runInto(FORWARD, "lltmForward", ins, out);
+  const all = [input, weights, bias, oldH, oldCell, out[0]!, out[1]!, out[2]!, out[3]!, out[4]!, out[5]!, out[6]!];
+  runAll(FORWARD, "lltmForward", all, out);
   return new ForwardResult(out);
 }
 
@@ -177,7 +181,10 @@ export function lltmBackward(
   const ins = [gradH, gradCell, newCell, inputGate, outputGate, candidateCell, X, gateWeights, weights];
   checkCommon("lltmBackward", BACKWARD_ARGS, ins);
   const out = backwardOutputs.allocate(ins, gradH.device);
-  runInto(BACKWARD, "lltmBackward", ins, out);
+  const all = [
+    gradH, gradCell, newCell, inputGate, outputGate, candidateCell, X, gateWeights, weights, out[0]!, out[1]!, out[2]!, out[3]!, out[4]!,
+  ];
+  runAll(BACKWARD, "lltmBackward", all, out);
   return new BackwardResult(out);
 }
 
@@ -201,13 +208,10 @@ export function lltmBackwardAccumulate(
   const fn = "lltmBackwardAccumulate";
   const args = [gradH, gradCell, newCell, inputGate, outputGate, candidateCell, X, gateWeights, weights, dWeights, dBias];
   checkCommon(fn, ACCUMULATE_ARGS, args);
-  const ins = args.slice(0, 9);
-  const out = stateGradientOutputs.allocate(ins, gradH.device);
-  try {
-    native.run(BACKWARD, fn, [...ins, out[0]!, out[1]!, dWeights, dBias, out[2]!], ACCUMULATE_PARAM_GRADS);
-  } catch (e) {
-    disposeAll(out);
-    throw e;
-  }
+  const out = stateGradientOutputs.allocate(args.slice(0, 9), gradH.device);
+  const all = [
+    gradH, gradCell, newCell, inputGate, outputGate, candidateCell, X, gateWeights, weights, out[0]!, out[1]!, dWeights, dBias, out[2]!,
+  ];
+  runAll(BACKWARD, fn, all, out, ACCUMULATE_PARAM_GRADS);
   return new StateGradients(out);
 }

@@ -17,6 +17,7 @@ import { type DType, itemSize, type StorageArray, type ValueArray } from "../dty
 import { LLTMError } from "../errors.ts";
 import { denoInspect, formatTensor, nodeInspect } from "../inspect.ts";
 import * as native from "../native/index.ts";
+import { newDescribableId } from "../native/index.ts";
 import type { Storage } from "../storage.ts";
 import * as copies from "./copies.ts";
 import * as factories from "./factories.ts";
@@ -42,7 +43,7 @@ export type NestedArray = number | NestedArray[];
 
 export class Tensor implements native.NativeTensor {
   /** Unique in the process: the native layer keeps descriptors of the views it has seen by it. */
-  readonly id: number = native.newDescribableId();
+  readonly id: number = newDescribableId();
   readonly shape: readonly number[];
   readonly strides: readonly number[];
   /** Offset of the first element from the start of the storage, in elements. */
