@@ -57,7 +57,9 @@ export function requireDevice(device: DeviceLike | DType | undefined, fn: string
     reason = e.message;
   }
   const library = native.libraryInUse();
-  if (library === undefined || native.hasCudaPlugin(library)) throw new LLTMError("BACKEND_UNAVAILABLE", reason);
+  if (library === undefined || native.hasCudaPlugin(library)) {
+    throw new LLTMError("BACKEND_UNAVAILABLE", /no CUDA GPU/.test(reason) ? reason : `${reason}; no CUDA GPU can be used`);
+  }
   const prebuilt = native.prebuiltPackages?.cuda;
   throw new LLTMError(
     "BACKEND_UNAVAILABLE",
