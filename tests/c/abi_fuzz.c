@@ -608,7 +608,7 @@ static int mutate(Call* c, Mutation m, Expectation* e) {
        * others (float64 beside float32, or the reverse), or a float type for the
        * reserve and uint8 for a float tensor. A float type that could join is
        * never chosen: it would change the element size of a valid call. */
-      static const int64_t kUnknown[] = {5, -1, 1000, INT64_MAX, INT64_MIN};
+      static const int64_t kUnknown[] = {LLTM_DTYPE_END, -1, 1000, INT64_MAX, INT64_MIN};
       const int i = random_checked_arg(c);
       Arg* a = &c->a[i];
       int floats = 0;
