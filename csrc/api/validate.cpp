@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "api/recall.h"
 #include "lltm_args.h"
 #include "ops/dtypes.h"
 #include "overlap.h"
@@ -322,6 +323,10 @@ void start(Checking& c) {
 void validate(Checking& c) {
   const OpSchema& op = c.op;
   start(c);
+  if (recall(c)) {
+    check_overlap(c);
+    return;
+  }
   check_given(c);
   const uint32_t present = c.given.given & op.all;
   check_tensors(c, present);
@@ -332,6 +337,7 @@ void validate(Checking& c) {
   for (int s = 0; s < op.n_scalars; ++s) c.call.scalars[s] = c.given.scalars[s];
   c.overlap = present & ~op.bytes_slots;
   if (const auto check = ops::op_hooks(op.id).check) check(c);
+  remember(c);
   check_overlap(c);
 }
 
