@@ -35,7 +35,7 @@ int device_count() {
 // the mutex, and published by a release store; it lives as long as the process.
 DeviceState& state(int device) {
   static std::mutex mutex;
-  static std::vector<std::atomic<DeviceState*>> states(size_t(device_count()));
+  static std::vector<std::atomic<DeviceState*>> states(static_cast<size_t>(device_count()));
   std::atomic<DeviceState*>& slot = states.at(size_t(device));
   if (DeviceState* ready = slot.load(std::memory_order_acquire)) return *ready;
   std::lock_guard<std::mutex> lock(mutex);
