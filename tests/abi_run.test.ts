@@ -101,6 +101,41 @@ test("lltm_run refuses a null call, an unknown op, bits past the op's slots and 
   assert(/^lltm_fill: 'dst'/.test(missing.message), missing.message);
 });
 
+test("a call that repeats an accepted one but for its addresses is checked for what its addresses break", () => {
+  // Validation remembers the last accepted call of an op (csrc/api/recall.h): the same descriptors again
+  // skip the shape checks, and must still meet the null and overlap checks, word for word
+  // as the full checks refuse them (which run once another accepted call of other sizes replaced it).
+  const made: Tensor[] = [];
+  const forwardOf = (B: number, F: number, S: number) => {
+    const ins = [[B, F], [3 * S, S + F], [3 * S], [B, S], [B, S]].map((s, i) => Tensor.randn(s, { seed: i + 1 }));
+    const outs = [[B, S], [B, S], [B, S], [B, S], [B, S], [B, S + F], [B, 3 * S]].map((s) => Tensor.zeros(s));
+    made.push(...ins, ...outs);
+    return { ins, outs, all: [...ins, ...outs] as Describable[] };
+  };
+  try {
+    const { ins, outs, all } = forwardOf(2, 3, 4), other = forwardOf(3, 3, 4);
+    using call = new RawCall();
+    const cases: [string, number, Partial<Describable>, RegExp][] = [
+      ["an output on an input", 5, { dataAddress: ins[0]!.dataAddress }, /'new_h' overlaps input 'input'/],
+      ["two outputs on one block", 6, { dataAddress: outs[0]!.dataAddress }, /overlaps output/],
+      ["a null address", 2, { dataAddress: 0 }, /'bias'/],
+    ];
+    for (const [what, slot, change, message] of cases) {
+      const bad = [...all];
+      bad[slot] = altered(bad[slot]!, change);
+      assertEquals(call.write("FORWARD", all).run("FORWARD").status, 0, "the accepted call");
+      const repeated = call.write("FORWARD", bad).run("FORWARD");
+      assert(repeated.status !== 0 && message.test(repeated.message), `${what}: ${repeated.message}`);
+      assertEquals(call.write("FORWARD", other.all).run("FORWARD").status, 0, "an accepted call of other sizes");
+      const full = call.write("FORWARD", bad).run("FORWARD");
+      assertEquals([full.status, full.message], [repeated.status, repeated.message], what);
+    }
+    assertEquals([...outs[0]!.toTypedArray()].every((v) => Number.isFinite(v)), true, "outputs written only by accepted calls");
+  } finally {
+    for (const t of made) t.dispose();
+  }
+});
+
 for (const dtype of ["float32", "float64"] as const) {
   const o = { dtype };
   const B = 3, F = 4, S = 5;

@@ -99,6 +99,20 @@ for (const half of halves) {
     const why = firstMismatch(f, convert(values, "float64", half), expected, values);
     assert(why === undefined, `float64 -> ${half}: ${why}`);
   });
+
+  test(`fill rounds its value to ${half} once, to nearest even`, () => {
+    // Just above a tie of the half type by less than float32 keeps: rounding through float32 first
+    // lands on the tie and goes to even (down), rounding once goes up.
+    const ulp = 2 ** -f.mantissa;
+    const aboveTie = 1 + ulp / 2 + 2 ** -40;
+    const values = [aboveTie, -aboveTie, 1 + ulp / 2, 1 + 1.5 * ulp, 65520, 2 ** -25 + 2 ** -60, 0.1, -0, NaN];
+    using t = Tensor.zeros([3], { dtype: half });
+    for (const v of values) {
+      t.fill(v);
+      const bits = t.toTypedArray({ raw: true });
+      assert(bits.every((b) => samePattern(f, b, encode(f, v))), `fill(${v}): got 0x${bits[0]!.toString(16)}, expected 0x${encode(f, v).toString(16)}`);
+    }
+  });
 }
 
 test("bfloat16 and float16 convert into each other correctly rounded, every pattern", () => {

@@ -1,18 +1,23 @@
 /**
  * load() takes effect: with the prebuilt CPU library in use (an installed
  * layout: this suite's liblltm as node_modules/@lltm/linux-x64-gnu, with no
- * CUDA backend beside it), `await load({ cuda: true })` builds the CUDA
- * backend and the process switches to the built library, which backendInfo()
- * then names; once a tensor exists, load() refuses before building and says
- * what to do instead; and asked for nothing the library in use lacks, it
- * returns that library without building. Each case runs in a child process,
- * since switching libraries is for the whole process.
+ * CUDA backend beside it), `await load({ cuda: true })` takes the library
+ * with the CUDA backend from its build cache and the process switches to it,
+ * which backendInfo() then names; once a tensor exists, load() refuses before
+ * building and says what to do instead; and asked for nothing the library in
+ * use lacks, it returns that library without building. Each case runs in a
+ * child process, since switching libraries is for the whole process.
+ *
+ * The cache is seeded with this suite's own build of the CUDA backend (as a
+ * finished build of these sources leaves it), so that the suite compiles the
+ * CUDA backend once; that load() builds what its cache lacks is
+ * tests/jit.test.ts's.
  */
-import { spawnSync } from "node:child_process";
 import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { backendInfo } from "../ts/index.ts";
+import { buildFolder } from "../ts/jit.ts";
 import { runChild } from "./child.ts";
 import { assert, assertEquals, test } from "./harness.ts";
 import { tempDir } from "./temp_dir.ts";
@@ -20,7 +25,7 @@ import { tempDir } from "./temp_dir.ts";
 const root = decodeURIComponent(new URL("../", import.meta.url).pathname);
 const scratch = tempDir("lltm-load-switch-");
 const linuxX64 = process.platform === "linux" && process.arch === "x64";
-const nvcc = spawnSync("nvcc", ["--version"]).status === 0;
+const cudaBackend = join(backendInfo().path, "..", "liblltm_cuda.so");
 
 /**
  * lltm copied outside node_modules (Node strips types only there) above the
@@ -70,11 +75,14 @@ function run(script: string, env: Record<string, string>): Report {
 
 const layoutSkip = linuxX64 ? false : "the prebuilt package is for Linux x64";
 
-test("load({ cuda: true }) with the prebuilt CPU library in use switches the process to the library it builds", () => {
+test("load({ cuda: true }) with the prebuilt CPU library in use switches the process to the cached CUDA build", () => {
   const { script, prebuilt } = installedLayout();
-  // Kept between runs (the build folder is the cache's, keyed by the sources), so that the suite under Bun, Deno
-  // and Node compiles the CUDA backend once.
-  const cacheDir = join(root, "build", "test-load-cuda");
+  const cacheDir = join(scratch, `cuda-cache-${readdirSync(scratch).length}`);
+  const folder = buildFolder({ cuda: true, cacheDir, sourceDir: root });
+  mkdirSync(join(folder.library, ".."), { recursive: true });
+  copyFileSync(backendInfo().path, folder.library);
+  copyFileSync(cudaBackend, join(folder.library, "..", "liblltm_cuda.so"));
+  writeFileSync(folder.stamp, folder.sources);
   const report = run(script, { LOAD_CUDA: "1", CACHE_DIR: cacheDir, SOURCE_DIR: root });
   assertEquals(report.error, undefined, "load() succeeds");
   assertEquals(report.before, prebuilt, "the prebuilt library was in use first");
@@ -83,8 +91,9 @@ test("load({ cuda: true }) with the prebuilt CPU library in use switches the pro
   assert(existsSync(join(built, "..", "liblltm_cuda.so")), "with the CUDA backend beside it");
   assertEquals(report.result!.inUse, true, "load() reports the built library in use");
   assertEquals(report.after, built, "backendInfo() names the built library");
+  assertEquals(report.result!.rebuilt, false, "from the cache, compiling nothing");
   assertEquals(report.cpuWorks, [1, 1, 1], "and calls go to it");
-}, { skip: layoutSkip || (nvcc ? false : "load({ cuda: true }) builds the CUDA backend: nvcc is not on the PATH") });
+}, { skip: layoutSkip || (existsSync(cudaBackend) ? false : "this suite's library was built without the CUDA backend") });
 
 test("once a tensor exists, load({ cuda: true }) refuses before building and says what to do", () => {
   const { script, prebuilt } = installedLayout();

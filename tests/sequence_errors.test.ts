@@ -59,7 +59,7 @@ test("lltmSequenceBackward names bad gradients and a reserve that is not one", (
   using small = Tensor.zeros([10], o);
   assertThrowsLLTM(
     () => lltmSequenceBackward(undefined, undefined, undefined, small, a.inputs, a.weights, a.h0),
-    "INVALID_ARGUMENT", /lltmSequenceBackward: 'reserveBytes' is 80 but T = 4, B = 3, S = 5 needs 2400/,
+    "INVALID_ARGUMENT", /lltmSequenceBackward: 'reserve' has 80 bytes but T = 4, B = 3, S = 5 needs 2400/,
   );
   using inference = lltmSequenceForward(a.inputs, a.weights, a.bias, a.h0, a.c0, { training: false });
   assert(inference.reserve === undefined, "no reserve in inference");

@@ -89,24 +89,12 @@ async function build(options: LoadOptions): Promise<LoadResult> {
   };
   // What the caller must hear even when not verbose: a lock taken over, a wait, a broken build redone.
   const warn = (message: string) => console.warn(`lltm: ${message}`);
-  const sourceDir = options.sourceDir ?? decodeURIComponent(new URL("..", import.meta.url).pathname);
-  const cacheDir = options.cacheDir ?? environment("LLTM_CACHE_DIR") ??
-    join(environment("XDG_CACHE_HOME") ?? join(homedir(), ".cache"), "lltm");
   const cuda = cudaSetting(options.cuda ?? "auto");
   if (options.use !== false) {
     const ready = readyLibrary(cuda, say);
     if (ready !== undefined) return ready;
   }
-  const buildType = options.buildType ?? "Release";
-  const ninja = spawnSync("ninja", ["--version"]).status === 0;
-
-  const toolchain = [tool("cmake", "--version"), tool(environment("CXX") ?? "c++", "--version"),
-    cuda === "OFF" ? "" : tool("nvcc", "--version")].join("\n");
-  const flags = `${buildType} LLTM_CUDA=${cuda} ninja=${ninja} ${sourceDir}`;
-  const buildDir = join(cacheDir, `build-${sha256(toolchain + flags).slice(0, 16)}`);
-  const sources = sourceHash(sourceDir);
-  const stamp = join(buildDir, "stamp");
-  const library = join(buildDir, "lib", libraryFile);
+  const { sourceDir, cacheDir, buildType, ninja, buildDir, sources, stamp, library } = folderOf(options, cuda);
   say(`sources ${sources.slice(0, 12)}, build folder ${buildDir}, CUDA ${cuda}`);
   const progress = (line: string) => {
     if (options.verbose) console.log(line);
@@ -239,6 +227,42 @@ function runStreaming(
       resolve({ output, status, signal });
     });
   });
+}
+
+/**
+ * Where load(options) builds and keeps its library: the build folder in the
+ * cache (one per toolchain and flags), the library and the up-to-date stamp
+ * in it, and the hash of the sources that the stamp of a current build holds.
+ */
+export interface BuildFolder {
+  sourceDir: string;
+  cacheDir: string;
+  buildType: "Release" | "Debug";
+  ninja: boolean;
+  buildDir: string;
+  library: string;
+  stamp: string;
+  sources: string;
+}
+
+export function buildFolder(options: LoadOptions = {}): BuildFolder {
+  return folderOf(options, cudaSetting(options.cuda ?? "auto"));
+}
+
+function folderOf(options: LoadOptions, cuda: string): BuildFolder {
+  const sourceDir = options.sourceDir ?? decodeURIComponent(new URL("..", import.meta.url).pathname);
+  const cacheDir = options.cacheDir ?? environment("LLTM_CACHE_DIR") ??
+    join(environment("XDG_CACHE_HOME") ?? join(homedir(), ".cache"), "lltm");
+  const buildType = options.buildType ?? "Release";
+  const ninja = spawnSync("ninja", ["--version"]).status === 0;
+  const toolchain = [tool("cmake", "--version"), tool(environment("CXX") ?? "c++", "--version"),
+    cuda === "OFF" ? "" : tool("nvcc", "--version")].join("\n");
+  const flags = `${buildType} LLTM_CUDA=${cuda} ninja=${ninja} ${sourceDir}`;
+  const buildDir = join(cacheDir, `build-${sha256(toolchain + flags).slice(0, 16)}`);
+  return {
+    sourceDir, cacheDir, buildType, ninja, buildDir, library: join(buildDir, "lib", libraryFile), stamp: join(buildDir, "stamp"),
+    sources: sourceHash(sourceDir),
+  };
 }
 
 function sha256(text: string | Uint8Array): string {

@@ -60,9 +60,10 @@ void run_on(ops::Checking& c, const DeviceBackend* backend) {
 
 }  // namespace
 
-void run_op(const char* fn, const ops::OpSchema& op, const lltm_call& given) {
+void run_op(const char* fn, const ops::OpSchema& op, const lltm_call& given, bool typed) {
   OpCall call;
   ops::Checking c(fn, given, op, call);
+  c.typed = typed;
   validate(c);
   if (op.id == LLTM_OP_COPY) {
     run_copy(c);

@@ -8,7 +8,8 @@
 
 namespace lltm::api {
 
-// Throws lltm::Error with a message naming `fn`.
-void run_op(const char* fn, const ops::OpSchema& op, const lltm_call& call);
+// Throws lltm::Error with a message naming `fn`; `typed` for a typed entry
+// point of ABI 1 or 2, whose own arguments the messages then name.
+void run_op(const char* fn, const ops::OpSchema& op, const lltm_call& call, bool typed = false);
 
 }  // namespace lltm::api

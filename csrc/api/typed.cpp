@@ -44,7 +44,7 @@ template <typename Build>
 int32_t typed(const char* fn, int32_t op, int32_t dtype, Build&& build) noexcept {
   return api::entry(fn, [&] {
     check_dtype(dtype, fn);
-    api::run_op(fn, *ops::op_schema(op), build());
+    api::run_op(fn, *ops::op_schema(op), build(), true);
   });
 }
 

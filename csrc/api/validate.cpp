@@ -1,8 +1,10 @@
 #include "api/validate.h"
 
 #include <cmath>
+#include <optional>
 #include <string>
 
+#include "api/recall.h"
 #include "lltm_args.h"
 #include "ops/dtypes.h"
 #include "overlap.h"
@@ -116,8 +118,9 @@ uint32_t check_index_tensors(Checking& c, uint32_t slots) {
 // Each present tensor on its own (check_tensor), then the dtypes; the
 // compute type is that of the first FLOAT slot. Messages follow that order:
 // the first pass only tells whether everything passes, and where something
-// does not, refuse_tensors finds the first rule broken.
-[[noreturn]] void refuse_tensors(Checking& c, uint32_t slots, bool converts) {
+// does not, refuse_tensors finds the first rule broken. `index` is what
+// check_index_tensors returned where the first pass got that far.
+[[noreturn]] void refuse_tensors(Checking& c, uint32_t slots, bool converts, std::optional<uint32_t> index = {}) {
   const OpSchema& op = c.op;
   const uint32_t floats = slots & ~op.bytes_slots;
   for (uint32_t m = floats; m != 0; m &= m - 1) {
@@ -129,7 +132,8 @@ uint32_t check_index_tensors(Checking& c, uint32_t slots) {
     if (c.given.tensors[k].dtype != LLTM_UINT8) refuse_dtype(c, k, -1);
   }
   int first = -1;
-  for (uint32_t m = floats & ~check_index_tensors(c, floats); m != 0; m &= m - 1) {
+  if (!index) index = check_index_tensors(c, floats);
+  for (uint32_t m = floats & ~*index; m != 0; m &= m - 1) {
     const int k = __builtin_ctz(m);
     const int64_t dtype = c.given.tensors[k].dtype;
     if (!is_float_dtype(dtype)) refuse_dtype(c, k, -1);
@@ -159,16 +163,17 @@ void check_tensors(Checking& c, uint32_t slots) {
   const bool converts = ops::op_hooks(op.id).converts;
   if (!ok) refuse_tensors(c, slots, converts);
   // Integer tensors (INDEX and ANY_TYPE slots) leave the float rules below.
-  uint32_t reals = floats;
+  uint32_t index = 0;
   if ((floats & (op.index_slots | op.any_type_slots)) != 0) {
-    reals &= ~check_index_tensors(c, floats);
+    index = check_index_tensors(c, floats);
     seen = 0;
-    for (uint32_t m = reals; m != 0; m &= m - 1) seen |= uint64_t(1) << (c.given.tensors[__builtin_ctz(m)].dtype & 63);
+    for (uint32_t m = floats & ~index; m != 0; m &= m - 1) seen |= uint64_t(1) << (c.given.tensors[__builtin_ctz(m)].dtype & 63);
   }
+  const uint32_t reals = floats & ~index;
   if (reals == 0) return;
-  if ((seen & ~kFloatDtypes) != 0) refuse_tensors(c, slots, converts);
+  if ((seen & ~kFloatDtypes) != 0) refuse_tensors(c, slots, converts, index);
   const int32_t compute = compute_dtype(int32_t(c.given.tensors[__builtin_ctz(reals)].dtype));
-  if (!converts && (seen & ~kComputedIn.bits[compute]) != 0) refuse_tensors(c, slots, converts);
+  if (!converts && (seen & ~kComputedIn.bits[compute]) != 0) refuse_tensors(c, slots, converts, index);
   c.call.compute = compute;
   if (converts || seen == uint64_t(1) << compute) return;
   for (uint32_t m = reals; m != 0; m &= m - 1) {
@@ -191,7 +196,7 @@ void check_ranks_and_bind(Checking& c) {
   for (int r = 0; r < op.n_rules; ++r) {
     const ops::SizeRule& rule = op.rules[r];
     const lltm_tensor& t = c.given.tensors[rule.slot];
-    const int64_t value = t.sizes[rule.dim] - rule.minus.eval(sizes);
+    const int64_t value = rule.solved ? t.sizes[rule.dim] - rule.minus.eval(sizes) : t.sizes[rule.dim];
     if (rule.solved && value < 1) {
       const SlotSchema& slot = op.slots[rule.slot];
       fail(LLTM_ERR_SHAPE_MISMATCH,
@@ -318,6 +323,10 @@ void start(Checking& c) {
 void validate(Checking& c) {
   const OpSchema& op = c.op;
   start(c);
+  if (recall(c)) {
+    check_overlap(c);
+    return;
+  }
   check_given(c);
   const uint32_t present = c.given.given & op.all;
   check_tensors(c, present);
@@ -328,6 +337,7 @@ void validate(Checking& c) {
   for (int s = 0; s < op.n_scalars; ++s) c.call.scalars[s] = c.given.scalars[s];
   c.overlap = present & ~op.bytes_slots;
   if (const auto check = ops::op_hooks(op.id).check) check(c);
+  remember(c);
   check_overlap(c);
 }
 

@@ -1,4 +1,6 @@
 // FILL's own check: an int32 dst takes only an integer value in int32's range.
+// FILL converts: the value is rounded once, to dst's own type, by each
+// backend's kernel, so a half-type dst is not staged through float32.
 #include <cmath>
 #include <string>
 
@@ -21,6 +23,6 @@ void check(Checking& c) {
 
 }  // namespace
 
-LLTM_OP_HOOKS(FILL, check);
+LLTM_OP_HOOKS(FILL, check, nullptr, true);
 
 }  // namespace lltm::ops

@@ -26,6 +26,9 @@ struct Checking {
   Span spans[LLTM_MAX_SLOTS]; // of the present slots
   uint32_t overlap = 0;       // the slots the overlap check covers (a hook adds its BYTES slots)
   uint32_t converted = 0;     // the FLOAT slots whose dtype is not call.compute (staged through it)
+  // Called through a typed entry point of ABI 1 or 2, which passes a BYTES
+  // slot as an address and a `<slot>_bytes` count: messages name that count.
+  bool typed = false;
 };
 
 struct OpHooks {

@@ -40,7 +40,9 @@ void check_reserve(Checking& c, int slot) {
     fail(LLTM_ERR_INVALID_SHAPE, std::string(c.fn) + ": 'reserve' must be a contiguous 1-D buffer of bytes, got " +
                                      shape_string(*t) + " with stride " + std::to_string(t->strides[0]));
   if (t->sizes[0] < 0 || uint64_t(t->sizes[0]) < need)
-    fail(LLTM_ERR_INVALID_ARGUMENT, std::string(c.fn) + ": 'reserve_bytes' is " + std::to_string(t->sizes[0]) +
+    fail(LLTM_ERR_INVALID_ARGUMENT, std::string(c.fn) + ": " +
+                                        (c.typed ? "'reserve_bytes' is " + std::to_string(t->sizes[0])
+                                                 : "'reserve' has " + std::to_string(t->sizes[0]) + " bytes") +
                                         " but T = " + std::to_string(n.steps) + ", B = " + std::to_string(n.batch) +
                                         ", S = " + std::to_string(n.state) + " needs " + std::to_string(need) +
                                         " (lltm_sequence_reserve_bytes)");

@@ -1,11 +1,12 @@
 // Checks of values only the device holds (indices, sampling weights), made
 // before an op writes anything: a kernel marks the first bad position in a
 // device word, which the host reads back (a synchronisation) and turns into
-// the same refusal as the CPU's (ops/refusals.h).
+// the same refusal as the CPU's (ops/refusals.h, by the same rule).
 #pragma once
 
 #include <cstdint>
 
+#include "ops/refusals.h"
 #include "runtime/cuda_check.h"
 #include "runtime/device.h"
 #include "runtime/launch.h"
@@ -14,14 +15,12 @@ namespace lltm::cuda {
 
 constexpr unsigned long long kNoneBad = ~0ull;
 
-// Marks the first i whose ids[i * stride] is outside [0, bound) and is not `ignore` (when has_ignore).
+// Marks the first i whose ids[i * stride] `rule` refuses.
 template <int = 0>
-__global__ void first_bad_index_kernel(const int32_t* ids, int64_t stride, int64_t n, int64_t bound, int64_t ignore,
-                                       bool has_ignore, unsigned long long* first) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t v = ids[i * stride];
-    if ((v < 0 || v >= bound) && !(has_ignore && v == ignore)) atomicMin(first, (unsigned long long)i);
-  }
+__global__ void first_bad_index_kernel(const int32_t* ids, int64_t stride, int64_t n, ops::IndexRule rule,
+                                       unsigned long long* first) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    if (rule.refuses(ids[i * stride])) atomicMin(first, (unsigned long long)i);
 }
 
 // A device word set to kNoneBad, for kernels to atomicMin into, and its value read back.
@@ -44,26 +43,23 @@ class BadMark {
   cudaStream_t stream_;
 };
 
-// The position of the first of ids' n values (int32, 1-D, any stride) outside [0, bound) other than
-// *ignore, with that value; position -1 when every one is in range.
-struct BadIndex {
-  int64_t position;
-  int32_t value;
-};
-
-inline BadIndex first_bad_index(const lltm_tensor& ids, int64_t n, int64_t bound, const int64_t* ignore,
-                                cudaStream_t stream) {
+// The device-side twin of ops::check_indices: refuses the first of `ids`'
+// n values (int32, 1-D, any stride, on the current device) that `rule`
+// refuses, naming it as argument `name` of `fn`. It waits for the stream (a
+// bad index must be refused before the op writes anything, as on the CPU);
+// the value is read back only on that refusal.
+inline void check_indices_on_device(const char* fn, const char* name, const lltm_tensor& ids, int64_t n,
+                                    const ops::IndexRule& rule, cudaStream_t stream) {
   BadMark mark(stream);
   launch("first_bad_index_kernel", first_bad_index_kernel<>, dim3(grid_blocks(n)), dim3(kBlockThreads), 0, stream,
-         static_cast<const int32_t*>(ids.data), ids.strides[0], n, bound, ignore != nullptr ? *ignore : 0,
-         ignore != nullptr, mark.device());
+         static_cast<const int32_t*>(ids.data), ids.strides[0], n, rule, mark.device());
   const unsigned long long first = mark.read();
-  if (first == kNoneBad) return {-1, 0};
+  if (first == kNoneBad) return;
   int32_t value = 0;
   LLTM_CUDA_CHECK(cudaMemcpyAsync(&value, static_cast<const int32_t*>(ids.data) + int64_t(first) * ids.strides[0],
                                   sizeof value, cudaMemcpyDeviceToHost, stream));
   LLTM_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return {int64_t(first), value};
+  ops::refuse_index(fn, name, int64_t(first), value, rule);
 }
 
 }  // namespace lltm::cuda

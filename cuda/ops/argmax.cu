@@ -1,5 +1,6 @@
 // argmax on the device: one thread per row, the first largest element, a NaN counting as largest.
 #include "dispatch.h"
+#include "math/rows.cuh"
 #include "op_slots.h"
 #include "ops/argmax.cuh"
 #include "runtime/device.h"
@@ -32,9 +33,8 @@ void op_argmax(const OpCall& call, int device) {
   DeviceGuard guard(device);
   LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_argmax", [&] {
     using T = scalar_t;
-    launch("argmax_kernel", argmax_kernel<T>, dim3(grid_blocks(N)), dim3(kBlockThreads), 0, state(device).stream,
-           static_cast<const T*>(x.data), x.strides[0], x.strides[1], static_cast<int32_t*>(out.data), out.strides[0],
-           N, V);
+    launch_rows("argmax_kernel", argmax_kernel<T>, N, state(device).stream, static_cast<const T*>(x.data),
+                x.strides[0], x.strides[1], static_cast<int32_t*>(out.data), out.strides[0], N, V);
   });
 }
 

@@ -3,8 +3,6 @@
 // (x[target] - max); for the mean and the sum the rows' losses go through a
 // scratch buffer that one block adds up in double, counting the rows not
 // ignored.
-#include <string>
-
 #include "dispatch.h"
 #include "math/index_check.cuh"
 #include "math/reduce.cuh"
@@ -61,23 +59,20 @@ void op_cross_entropy(const OpCall& call, int device) {
   const int64_t reduction = int64_t(call.scalars[k::reduction]), ignore = int64_t(call.scalars[k::ignore_index]);
   DeviceGuard guard(device);
   cudaStream_t stream = state(device).stream;
-  const BadIndex bad = first_bad_index(t, N, V, &ignore, stream);
-  if (bad.position >= 0)
-    ops::refuse_index("lltm_cross_entropy", "targets", bad.position, bad.value, V,
-                      (" or ignore_index (" + std::to_string(ignore) + ")").c_str());
+  check_indices_on_device("lltm_cross_entropy", "targets", t, N, {V, true, ignore}, stream);
   LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_cross_entropy", [&] {
     using T = scalar_t;
     const int32_t* td = static_cast<const int32_t*>(t.data);
     if (reduction == 0) {
-      launch("row_losses_kernel", row_losses_kernel<T>, dim3(grid_blocks(N)), dim3(kBlockThreads), 0, stream,
-             static_cast<const T*>(x.data), x.strides[0], x.strides[1], td, t.strides[0], N, V, ignore,
-             static_cast<T*>(losses->data), losses->strides[0], static_cast<double*>(nullptr));
+      launch_rows("row_losses_kernel", row_losses_kernel<T>, N, stream, static_cast<const T*>(x.data), x.strides[0],
+                  x.strides[1], td, t.strides[0], N, V, ignore, static_cast<T*>(losses->data), losses->strides[0],
+                  static_cast<double*>(nullptr));
       return;
     }
     Scratch row_loss(size_t(N) * sizeof(double));
-    launch("row_losses_kernel", row_losses_kernel<T>, dim3(grid_blocks(N)), dim3(kBlockThreads), 0, stream,
-           static_cast<const T*>(x.data), x.strides[0], x.strides[1], td, t.strides[0], N, V, ignore,
-           static_cast<T*>(nullptr), int64_t(0), row_loss.as<double>());
+    launch_rows("row_losses_kernel", row_losses_kernel<T>, N, stream, static_cast<const T*>(x.data), x.strides[0],
+                x.strides[1], td, t.strides[0], N, V, ignore, static_cast<T*>(nullptr), int64_t(0),
+                row_loss.as<double>());
     launch("total_kernel", total_kernel<T>, dim3(1), dim3(kBlockThreads), 0, stream, row_loss.as<const double>(), td,
            t.strides[0], N, ignore, reduction == 1, static_cast<T*>(total->data));
   });

@@ -1,8 +1,6 @@
 // cross_entropy's backward on the device: the targets checked first, the
 // rows not ignored counted by one block (for the mean), then one thread per
 // row writing (softmax - onehot(target)) times the row's gradient.
-#include <string>
-
 #include "dispatch.h"
 #include "math/index_check.cuh"
 #include "math/reduce.cuh"
@@ -53,22 +51,19 @@ void op_cross_entropy_backward(const OpCall& call, int device) {
   const int64_t reduction = int64_t(call.scalars[k::reduction]), ignore = int64_t(call.scalars[k::ignore_index]);
   DeviceGuard guard(device);
   cudaStream_t stream = state(device).stream;
-  const BadIndex bad = first_bad_index(t, N, V, &ignore, stream);
-  if (bad.position >= 0)
-    ops::refuse_index("lltm_cross_entropy_backward", "targets", bad.position, bad.value, V,
-                      (" or ignore_index (" + std::to_string(ignore) + ")").c_str());
+  check_indices_on_device("lltm_cross_entropy_backward", "targets", t, N, {V, true, ignore}, stream);
   const int32_t* td = static_cast<const int32_t*>(t.data);
   Scratch count(sizeof(double));
   launch("count_kernel", count_kernel<>, dim3(1), dim3(kBlockThreads), 0, stream, td, t.strides[0], N, ignore,
          count.as<double>());
   LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_cross_entropy_backward", [&] {
     using T = scalar_t;
-    launch("grad_kernel", grad_kernel<T>, dim3(grid_blocks(N)), dim3(kBlockThreads), 0, stream,
-           static_cast<const T*>(x.data), x.strides[0], x.strides[1], td, t.strides[0], N, V, ignore, reduction,
-           g_losses != nullptr ? static_cast<const T*>(g_losses->data) : nullptr,
-           g_losses != nullptr ? g_losses->strides[0] : int64_t(0),
-           g_total != nullptr ? static_cast<const T*>(g_total->data) : nullptr, count.as<const double>(),
-           static_cast<T*>(d.data), d.strides[0], d.strides[1]);
+    launch_rows("grad_kernel", grad_kernel<T>, N, stream, static_cast<const T*>(x.data), x.strides[0], x.strides[1],
+                td, t.strides[0], N, V, ignore, reduction,
+                g_losses != nullptr ? static_cast<const T*>(g_losses->data) : nullptr,
+                g_losses != nullptr ? g_losses->strides[0] : int64_t(0),
+                g_total != nullptr ? static_cast<const T*>(g_total->data) : nullptr, count.as<const double>(),
+                static_cast<T*>(d.data), d.strides[0], d.strides[1]);
   });
 }
 

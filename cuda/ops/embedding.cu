@@ -30,8 +30,7 @@ void op_embedding(const OpCall& call, int device) {
   const int64_t N = call.size('N'), V = call.size('V'), D = call.size('D');
   DeviceGuard guard(device);
   cudaStream_t stream = state(device).stream;
-  const BadIndex bad = first_bad_index(ids, N, V, nullptr, stream);
-  if (bad.position >= 0) ops::refuse_index("lltm_embedding", "ids", bad.position, bad.value, V);
+  check_indices_on_device("lltm_embedding", "ids", ids, N, {V, false, 0}, stream);
   LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_embedding", [&] {
     launch("gather_kernel", gather_kernel<scalar_t>, dim3(grid_blocks(N * D)), dim3(kBlockThreads), 0, stream,
            static_cast<const scalar_t*>(w.data), w.strides[0], w.strides[1], static_cast<const int32_t*>(ids.data),

@@ -38,8 +38,7 @@ void op_embedding_backward(const OpCall& call, int device) {
   const int64_t N = call.size('N'), V = call.size('V'), D = call.size('D');
   DeviceGuard guard(device);
   cudaStream_t stream = state(device).stream;
-  const BadIndex bad = first_bad_index(ids, N, V, nullptr, stream);
-  if (bad.position >= 0) ops::refuse_index("lltm_embedding_backward", "ids", bad.position, bad.value, V);
+  check_indices_on_device("lltm_embedding_backward", "ids", ids, N, {V, false, 0}, stream);
   LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_embedding_backward", [&] {
     using T = scalar_t;
     if ((call.flags & LLTM_ACCUMULATE_PARAM_GRADS) == 0)

@@ -30,9 +30,8 @@ void op_softmax(const OpCall& call, int device) {
   DeviceGuard guard(device);
   LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_softmax", [&] {
     using T = scalar_t;
-    launch("softmax_kernel", softmax_kernel<T>, dim3(grid_blocks(N)), dim3(kBlockThreads), 0, state(device).stream,
-           static_cast<const T*>(x.data), x.strides[0], x.strides[1], static_cast<T*>(y.data), y.strides[0],
-           y.strides[1], N, V);
+    launch_rows("softmax_kernel", softmax_kernel<T>, N, state(device).stream, static_cast<const T*>(x.data),
+                x.strides[0], x.strides[1], static_cast<T*>(y.data), y.strides[0], y.strides[1], N, V);
   });
 }
 

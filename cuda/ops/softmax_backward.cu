@@ -1,5 +1,6 @@
 // softmax's backward on the device: one thread per row, d_x = y * (grad_y - sum(grad_y * y)).
 #include "dispatch.h"
+#include "math/rows.cuh"
 #include "op_slots.h"
 #include "ops/softmax_backward.cuh"
 #include "runtime/device.h"
@@ -29,10 +30,9 @@ void op_softmax_backward(const OpCall& call, int device) {
   DeviceGuard guard(device);
   LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_softmax_backward", [&] {
     using T = scalar_t;
-    launch("softmax_backward_kernel", softmax_backward_kernel<T>, dim3(grid_blocks(N)), dim3(kBlockThreads), 0,
-           state(device).stream, static_cast<const T*>(y.data), y.strides[0], y.strides[1],
-           static_cast<const T*>(g.data), g.strides[0], g.strides[1], static_cast<T*>(d.data), d.strides[0],
-           d.strides[1], N, V);
+    launch_rows("softmax_backward_kernel", softmax_backward_kernel<T>, N, state(device).stream,
+                static_cast<const T*>(y.data), y.strides[0], y.strides[1], static_cast<const T*>(g.data), g.strides[0],
+                g.strides[1], static_cast<T*>(d.data), d.strides[0], d.strides[1], N, V);
   });
 }
 

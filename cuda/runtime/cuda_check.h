@@ -41,8 +41,13 @@ inline void check(cublasStatus_t s, const char* what) {
 }
 #endif
 
+// After the launch of kernel `kernel`: a bad configuration is reported at
+// once, as "launching <kernel> failed: ..."; a launch that went through
+// builds no message (this runs at every launch).
+inline void check_launch(cudaError_t e, const char* kernel) {
+  if (e != cudaSuccess) check(e, (std::string("launching ") + kernel).c_str());
+}
+
 }  // namespace lltm::cuda
 
 #define LLTM_CUDA_CHECK(expr) ::lltm::cuda::check((expr), #expr)
-// After a kernel launch: reports a bad launch configuration at once.
-#define LLTM_LAUNCH_CHECK(name) ::lltm::cuda::check(cudaGetLastError(), "launching " name)

@@ -1,4 +1,5 @@
 // Per-device state, the current-device guard and pooled scratch buffers.
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -30,29 +31,31 @@ int device_count() {
   return count;
 }
 
+// Read at every call without a lock: a device's state is made once, under
+// the mutex, and published by a release store; it lives as long as the process.
 DeviceState& state(int device) {
   static std::mutex mutex;
-  static std::vector<std::unique_ptr<DeviceState>> states(device_count());
+  static std::vector<std::atomic<DeviceState*>> states(static_cast<size_t>(device_count()));
+  std::atomic<DeviceState*>& slot = states.at(size_t(device));
+  if (DeviceState* ready = slot.load(std::memory_order_acquire)) return *ready;
   std::lock_guard<std::mutex> lock(mutex);
-  std::unique_ptr<DeviceState>& s = states.at(device);
-  if (!s) {
-    auto fresh = std::make_unique<DeviceState>();
-    LLTM_CUDA_CHECK(cudaStreamCreateWithFlags(&fresh->stream, cudaStreamNonBlocking));
+  if (DeviceState* ready = slot.load(std::memory_order_relaxed)) return *ready;
+  auto fresh = std::make_unique<DeviceState>();
+  LLTM_CUDA_CHECK(cudaStreamCreateWithFlags(&fresh->stream, cudaStreamNonBlocking));
 #if LLTM_HAVE_CUBLAS
-    if (blas_available()) {
-      LLTM_CUDA_CHECK(cublasCreate(&fresh->blas));
-      LLTM_CUDA_CHECK(cublasSetStream(fresh->blas, fresh->stream));
-    }
-#endif
-    // Freed blocks stay in the pool instead of going back to the driver, so
-    // that an allocation after the first is served from the pool.
-    cudaMemPool_t pool;
-    LLTM_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
-    uint64_t keep = UINT64_MAX;
-    LLTM_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
-    s = std::move(fresh);
+  if (blas_available()) {
+    LLTM_CUDA_CHECK(cublasCreate(&fresh->blas));
+    LLTM_CUDA_CHECK(cublasSetStream(fresh->blas, fresh->stream));
   }
-  return *s;
+#endif
+  // Freed blocks stay in the pool instead of going back to the driver, so
+  // that an allocation after the first is served from the pool.
+  cudaMemPool_t pool;
+  LLTM_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+  uint64_t keep = UINT64_MAX;
+  LLTM_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  slot.store(fresh.get(), std::memory_order_release);
+  return *fresh.release();
 }
 
 Scratch::Scratch(size_t bytes) {

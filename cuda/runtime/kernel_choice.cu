@@ -7,12 +7,16 @@
 
 namespace lltm::cuda {
 
+// Asked at every step and sequence call: a search of the list read once, building no string.
 bool forced(const char* kernels) {
   static const std::string list = [] {
     const char* value = std::getenv("LLTM_CUDA_KERNELS");
     return "," + std::string(value != nullptr ? value : "") + ",";
   }();
-  return list.find("," + std::string(kernels) + ",") != std::string::npos;
+  const size_t n = std::strlen(kernels);
+  for (size_t at = list.find(kernels, 1, n); at != std::string::npos; at = list.find(kernels, at + 1, n))
+    if (list[at - 1] == ',' && list[at + n] == ',') return true;
+  return false;
 }
 
 bool use_own_gemm() { return !blas_available() || forced("fused") || forced("fused-int64"); }

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <tuple>
 #include <utility>
 
@@ -37,7 +36,7 @@ template <typename... Params, typename... Args>
 void launch(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes,
             cudaStream_t stream, Args&&... args) {
   kernel<<<grid, block, shared_bytes, stream>>>(std::forward<Args>(args)...);
-  check(cudaGetLastError(), (std::string("launching ") + name).c_str());
+  check_launch(cudaGetLastError(), name);
 }
 
 // A launch whose blocks all run at once, so that they may wait for each
@@ -50,9 +49,9 @@ void launch_cooperative(const char* name, void (*kernel)(Params...), dim3 grid, 
   std::apply(
       [&](auto&... v) {
         void* pointers[] = {static_cast<void*>(&v)...};
-        check(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), grid, block, pointers, shared_bytes,
-                                          stream),
-              (std::string("launching ") + name).c_str());
+        check_launch(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), grid, block, pointers,
+                                                 shared_bytes, stream),
+                     name);
       },
       values);
 }
@@ -76,8 +75,7 @@ void launch_cluster(const char* name, void (*kernel)(Params...), dim3 grid, dim3
   attribute[0].val.clusterDim.z = 1;
   config.attrs = attribute;
   config.numAttrs = 1;
-  check(cudaLaunchKernelEx(&config, kernel, Params(std::forward<Args>(args))...),
-        (std::string("launching ") + name).c_str());
+  check_launch(cudaLaunchKernelEx(&config, kernel, Params(std::forward<Args>(args))...), name);
 }
 
 }  // namespace lltm::cuda

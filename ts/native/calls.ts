@@ -58,14 +58,19 @@ function byteLength(t: NativeTensor): number {
 }
 
 /**
- * Writes `tensors` (by slot; undefined: absent), `flags` and `scalars` into
- * op `o`'s block; the tensors' device is that of the first one given.
+ * Writes `tensors` then `more` (by slot, `more` from slot tensors.length on;
+ * undefined: absent), `flags` and `scalars` into op `o`'s block; the tensors'
+ * device is that of the first one given.
  */
-function fill(o: Op, tensors: readonly (NativeTensor | undefined)[], flags: number, scalars: readonly number[] | undefined): CallBlock {
+function fill(
+  o: Op, tensors: readonly (NativeTensor | undefined)[], flags: number, scalars: readonly number[] | undefined,
+  more?: readonly NativeTensor[],
+): CallBlock {
   const b = blocks[o.code] ?? openBlock(o), d = b.tensors, bytes = o.byteSlots;
   let given = 0, device: Device | undefined;
-  for (let i = 0; i < tensors.length; i++) {
-    const t = tensors[i];
+  const n = tensors.length, all = more === undefined ? n : n + more.length;
+  for (let i = 0; i < all; i++) {
+    const t = i < n ? tensors[i] : more![i - n];
     if (t === undefined) continue;
     given |= 1 << i;
     if (bytes[i]) d.writeBytes(i, t, byteLength(t));
@@ -99,6 +104,12 @@ export function run(
 ): void {
   const b = fill(o, tensors, flags, scalars);
   unwrap(library().lltm_run(o.code, b.base), fn, renamed);
+}
+
+/** run() of an op whose slots are `ins` then `outs`, without joining them. */
+export function runInto(o: Op, fn: string, ins: readonly (NativeTensor | undefined)[], outs: readonly NativeTensor[], flags = 0): void {
+  const b = fill(o, ins, flags, undefined, outs);
+  unwrap(library().lltm_run(o.code, b.base), fn);
 }
 
 const answered = new Uint32Array(2);

@@ -62,6 +62,8 @@ export class Descriptors {
   private readonly at: number;
   /** The id each slot describes (0: none). */
   private readonly ids: Float64Array;
+  /** The element type each slot's dtype word was written for (undefined: none yet). */
+  private readonly dtypes: (ElementType | undefined)[];
   /** The shape and stride arrays each slot's sizes and strides were written from. */
   private readonly shapes: (readonly number[] | undefined)[];
   private readonly strides: (readonly number[] | undefined)[];
@@ -72,6 +74,7 @@ export class Descriptors {
     this.base = base;
     this.count = count;
     this.ids = new Float64Array(count);
+    this.dtypes = new Array<ElementType | undefined>(count).fill(undefined);
     this.shapes = new Array(count).fill(undefined);
     this.strides = new Array(count).fill(undefined);
   }
@@ -88,8 +91,12 @@ export class Descriptors {
     const data = t.dataAddress;
     w[o] = data >>> 0;
     w[o + 1] = (data / TWO_32) >>> 0;
-    w[o + DTYPE_WORD] = dtypeCode[t.dtype];
-    w[o + DTYPE_WORD + 1] = 0;
+    // An op's outputs are new tensors at every call, mostly of the last call's dtype.
+    if (this.dtypes[slot] !== t.dtype) {
+      this.dtypes[slot] = t.dtype;
+      w[o + DTYPE_WORD] = dtypeCode[t.dtype];
+      w[o + DTYPE_WORD + 1] = 0;
+    }
     this.ids[slot] = t.id;
     this.writeSizes(o, slot, t.shape, t.strides);
     return address;
@@ -107,6 +114,7 @@ export class Descriptors {
     w[o + 1] = (data / TWO_32) >>> 0;
     w[o + DTYPE_WORD] = dtypeCode.uint8;
     w[o + DTYPE_WORD + 1] = 0;
+    this.dtypes[slot] = "uint8";
     // Not cached by id: the same tensor may be described by its elements elsewhere.
     this.ids[slot] = 0;
     this.writeSizes(o, slot, [bytes], BYTE_STRIDES);

@@ -6,7 +6,7 @@
  */
 export {
   alloc, bufferBytes, cudaDeviceCount, elementBytes, free, type LibraryInfo, libraryInfo, type NativeTensor, read, run,
-  synchronize, type ThreadsSource, write,
+  runInto, synchronize, type ThreadsSource, write,
 } from "./calls.ts";
 export { newDescribableId, overlaps } from "./descriptor.ts";
 export {

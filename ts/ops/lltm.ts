@@ -70,7 +70,12 @@ export function disposeAll(tensors: readonly Tensor[]): void {
 
 /** Runs `o` on `ins` then `out` (its slots in order), with `flags`; frees `out` if it fails. */
 export function runInto(o: native.Op, fn: string, ins: readonly (Tensor | undefined)[], out: readonly Tensor[], flags = 0): void {
-  runAll(o, fn, [...ins, ...out], out, flags);
+  try {
+    native.runInto(o, fn, ins, out, flags);
+  } catch (e) {
+    disposeAll(out);
+    throw e;
+  }
 }
 
 /** Runs `o` on `all` (its slots in order, `out` among them), with `flags`; frees `out` if it fails. */
@@ -165,8 +170,7 @@ export function lltmForward(input: Tensor, weights: Tensor, bias: Tensor, oldH: 
   const ins = [input, weights, bias, oldH, oldCell];
   checkCommon("lltmForward", FORWARD_ARGS, ins);
   const out = forwardOutputs.allocate(ins, input.device);
-  const all = [input, weights, bias, oldH, oldCell, out[0]!, out[1]!, out[2]!, out[3]!, out[4]!, out[5]!, out[6]!];
-  runAll(FORWARD, "lltmForward", all, out);
+  runInto(FORWARD, "lltmForward", ins, out);
   return new ForwardResult(out);
 }
 
@@ -181,10 +185,7 @@ export function lltmBackward(
   const ins = [gradH, gradCell, newCell, inputGate, outputGate, candidateCell, X, gateWeights, weights];
   checkCommon("lltmBackward", BACKWARD_ARGS, ins);
   const out = backwardOutputs.allocate(ins, gradH.device);
-  const all = [
-    gradH, gradCell, newCell, inputGate, outputGate, candidateCell, X, gateWeights, weights, out[0]!, out[1]!, out[2]!, out[3]!, out[4]!,
-  ];
-  runAll(BACKWARD, "lltmBackward", all, out);
+  runInto(BACKWARD, "lltmBackward", ins, out);
   return new BackwardResult(out);
 }
 

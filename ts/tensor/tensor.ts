@@ -43,7 +43,7 @@ export type NestedArray = number | NestedArray[];
 
 export class Tensor implements native.NativeTensor {
   /** Unique in the process: the native layer keeps descriptors of the views it has seen by it. */
-  readonly id: number = newDescribableId();
+  readonly id: number;
   readonly shape: readonly number[];
   readonly strides: readonly number[];
   /** Offset of the first element from the start of the storage, in elements. */
@@ -51,27 +51,60 @@ export class Tensor implements native.NativeTensor {
   readonly dtype: DType;
   /** The memory this tensor views (shared with its views). */
   readonly storage: Storage;
-  /** Bytes per element. */
-  readonly itemSize: number;
-  private isDisposed = false;
-  /** Why this tensor was disposed when the tape did it, for the message of a later use. */
-  private disposedBy: string | undefined;
-  /** The tape's node that made this tensor (undefined for a leaf); set by the tape. */
-  gradFn: Node | undefined = undefined;
-  /** Which of gradFn's outputs this tensor is; set by the tape. */
-  outputIndex = 0;
-  private leafRequiresGrad = false;
-  /** A leaf's gradient, accumulated by backward() until an optimizer's zeroGrad() (undefined until then). */
-  grad: Tensor | undefined = undefined;
+  private isDisposed: boolean;
+  /**
+   * What autograd keeps of this tensor, made the first time any of it is set:
+   * most tensors (an op's outputs outside autograd) never take part, and a
+   * tensor with fewer fields is cheaper to make at every call.
+   */
+  private tape: TapeState | undefined;
 
   /** Wraps `storage`, taking over one of its references. Use the factories instead. */
   constructor(storage: Storage, dtype: DType, shape: readonly number[], strides: readonly number[], offset = 0) {
+    this.id = newDescribableId();
     this.storage = storage;
     this.dtype = dtype;
-    this.itemSize = itemSize(dtype);
     this.shape = shape;
     this.strides = strides;
     this.offset = offset;
+    this.isDisposed = false;
+    this.tape = undefined;
+  }
+
+  /** Bytes per element. */
+  get itemSize(): number {
+    return itemSize(this.dtype);
+  }
+
+  /** The tape's node that made this tensor (undefined for a leaf); set by the tape. */
+  get gradFn(): Node | undefined {
+    return this.tape?.gradFn;
+  }
+
+  set gradFn(node: Node | undefined) {
+    this.tapeState().gradFn = node;
+  }
+
+  /** Which of gradFn's outputs this tensor is; set by the tape. */
+  get outputIndex(): number {
+    return this.tape?.outputIndex ?? 0;
+  }
+
+  set outputIndex(index: number) {
+    this.tapeState().outputIndex = index;
+  }
+
+  /** A leaf's gradient, accumulated by backward() until an optimizer's zeroGrad() (undefined until then). */
+  get grad(): Tensor | undefined {
+    return this.tape?.grad;
+  }
+
+  set grad(grad: Tensor | undefined) {
+    this.tapeState().grad = grad;
+  }
+
+  private tapeState(): TapeState {
+    return (this.tape ??= new TapeState());
   }
 
   // ---- factories (factories.ts) ----
@@ -151,8 +184,9 @@ export class Tensor implements native.NativeTensor {
 
   /** Address of the first element; throws once the tensor is disposed. */
   get dataAddress(): number {
-    if (this.isDisposed) throw disposedError("this tensor", this.disposedBy);
-    return this.storage.address + this.offset * this.itemSize;
+    if (this.isDisposed) throw disposedError("this tensor", this.tape?.disposedBy);
+    const offset = this.offset;
+    return offset === 0 ? this.storage.address : this.storage.address + offset * itemSize(this.dtype);
   }
 
   isContiguous(): boolean {
@@ -306,7 +340,8 @@ export class Tensor implements native.NativeTensor {
 
   /** Whether gradients flow to this tensor: a leaf marked with requiresGrad_(), or the result of a recorded op. */
   get requiresGrad(): boolean {
-    return this.gradFn !== undefined || this.leafRequiresGrad;
+    const tape = this.tape;
+    return tape !== undefined && (tape.gradFn !== undefined || tape.leafRequiresGrad);
   }
 
   set requiresGrad(on: boolean) {
@@ -319,7 +354,7 @@ export class Tensor implements native.NativeTensor {
     if (this.gradFn !== undefined) {
       throw new LLTMError("INVALID_ARGUMENT", "requiresGrad_: only a leaf's flag can be set; this tensor was made by a recorded op (use detach())");
     }
-    this.leafRequiresGrad = on;
+    if (on || this.tape !== undefined) this.tapeState().leafRequiresGrad = on;
     return this;
   }
 
@@ -350,14 +385,16 @@ export class Tensor implements native.NativeTensor {
     if (this.isDisposed) return;
     this.isDisposed = true;
     this.storage.release();
-    this.grad?.dispose();
-    this.grad = undefined;
-    this.gradFn?.unref();
+    const tape = this.tape;
+    if (tape === undefined) return;
+    tape.grad?.dispose();
+    tape.grad = undefined;
+    tape.gradFn?.unref();
   }
 
   /** dispose(), by the tape once a backward pass has consumed the op that made this tensor. */
   disposeByTape(): void {
-    if (!this.isDisposed) this.disposedBy = "backward() consumed the graph that made it; keep it with detach() before backward()";
+    if (!this.isDisposed) this.tapeState().disposedBy = "backward() consumed the graph that made it; keep it with detach() before backward()";
     this.dispose();
   }
 
@@ -367,7 +404,7 @@ export class Tensor implements native.NativeTensor {
 
   /** Throws a clear error if this tensor has been disposed. */
   assertLive(operation: string): void {
-    if (this.isDisposed) throw disposedError(`${operation}: the tensor`, this.disposedBy);
+    if (this.isDisposed) throw disposedError(`${operation}: the tensor`, this.tape?.disposedBy);
   }
 
   /** A new tensor viewing this one's memory (another reference to it) with these sizes, strides and offset. */
@@ -395,6 +432,16 @@ export class Tensor implements native.NativeTensor {
     }
     return d;
   }
+}
+
+/** A tensor's part in autograd (Tensor.tape). */
+class TapeState {
+  gradFn: Node | undefined = undefined;
+  outputIndex = 0;
+  leafRequiresGrad = false;
+  grad: Tensor | undefined = undefined;
+  /** Why the tape disposed the tensor, for the message of a later use. */
+  disposedBy: string | undefined = undefined;
 }
 
 export function disposedError(what: string, why?: string): LLTMError {

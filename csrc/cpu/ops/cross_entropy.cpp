@@ -22,12 +22,7 @@ void cross_entropy(const OpCall& call) {
   const int64_t N = call.size('N'), V = call.size('V');
   const int64_t reduction = int64_t(call.scalars[k::reduction]), ignore = int64_t(call.scalars[k::ignore_index]);
   const int32_t* t = static_cast<const int32_t*>(targets.data);
-  for (int64_t n = 0; n < N; ++n) {
-    const int64_t target = t[n * targets.strides[0]];
-    if (target != ignore && (target < 0 || target >= V))
-      ops::refuse_index("lltm_cross_entropy", "targets", n, target, V,
-                        (" or ignore_index (" + std::to_string(ignore) + ")").c_str());
-  }
+  ops::check_indices("lltm_cross_entropy", "targets", targets, N, {V, true, ignore});
   const T* xd = static_cast<const T*>(x.data);
   double sum = 0;
   int64_t count = 0;

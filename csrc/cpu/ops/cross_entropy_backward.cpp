@@ -22,13 +22,8 @@ void cross_entropy_backward(const OpCall& call) {
   const int64_t reduction = int64_t(call.scalars[k::reduction]), ignore = int64_t(call.scalars[k::ignore_index]);
   const int32_t* t = static_cast<const int32_t*>(targets.data);
   int64_t count = 0;
-  for (int64_t n = 0; n < N; ++n) {
-    const int64_t target = t[n * targets.strides[0]];
-    if (target != ignore && (target < 0 || target >= V))
-      ops::refuse_index("lltm_cross_entropy_backward", "targets", n, target, V,
-                        (" or ignore_index (" + std::to_string(ignore) + ")").c_str());
-    count += target != ignore;
-  }
+  ops::check_indices("lltm_cross_entropy_backward", "targets", targets, N, {V, true, ignore});
+  for (int64_t n = 0; n < N; ++n) count += t[n * targets.strides[0]] != ignore;
   const T* xd = static_cast<const T*>(x.data);
   T* dd = static_cast<T*>(dx.data);
   const T g_all = reduction == 0 ? T(0) : *static_cast<const T*>(g_total->data);

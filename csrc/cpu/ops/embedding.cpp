@@ -15,9 +15,7 @@ void embedding(const OpCall& call) {
   const lltm_tensor &w = *call.tensors[s::weight], &ids = *call.tensors[s::ids], &y = *call.tensors[s::y];
   const int64_t N = call.size('N'), V = call.size('V'), D = call.size('D');
   const int32_t* id = static_cast<const int32_t*>(ids.data);
-  for (int64_t n = 0; n < N; ++n)
-    if (id[n * ids.strides[0]] < 0 || id[n * ids.strides[0]] >= V)
-      ops::refuse_index("lltm_embedding", "ids", n, id[n * ids.strides[0]], V);
+  ops::check_indices("lltm_embedding", "ids", ids, N, {V, false, 0});
   const T* wd = static_cast<const T*>(w.data);
   T* yd = static_cast<T*>(y.data);
   for (int64_t n = 0; n < N; ++n) {

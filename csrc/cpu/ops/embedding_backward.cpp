@@ -16,9 +16,7 @@ void embedding_backward(const OpCall& call) {
   const lltm_tensor &g = *call.tensors[s::grad_y], &ids = *call.tensors[s::ids], &dw = *call.tensors[s::d_weight];
   const int64_t N = call.size('N'), V = call.size('V'), D = call.size('D');
   const int32_t* id = static_cast<const int32_t*>(ids.data);
-  for (int64_t n = 0; n < N; ++n)
-    if (id[n * ids.strides[0]] < 0 || id[n * ids.strides[0]] >= V)
-      ops::refuse_index("lltm_embedding_backward", "ids", n, id[n * ids.strides[0]], V);
+  ops::check_indices("lltm_embedding_backward", "ids", ids, N, {V, false, 0});
   T* dwd = static_cast<T*>(dw.data);
   const T* gd = static_cast<const T*>(g.data);
   if ((call.flags & LLTM_ACCUMULATE_PARAM_GRADS) == 0)
