@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "api/precision.h"
 #include "lltm_args.h"
 #include "ops/dtypes.h"
 #include "overlap.h"
@@ -310,6 +311,7 @@ void check_overlap(const Checking& c) {
 void start(Checking& c) {
   c.call.op = c.op.id;
   c.call.flags = c.given.flags;
+  c.call.float32_matmul_precision = float32_matmul_precision();
   for (int64_t& s : c.call.sizes) s = 0;
 }
 
