@@ -63,8 +63,18 @@ test("CPU products are exact float32 at every precision", () => {
 
 const skip = cudaSkipReason();
 
+/**
+ * Whether the CUDA products run on cuBLAS: not where the backend has none,
+ * nor where LLTM_CUDA_KERNELS forces the own kernel (fused, fused-int64),
+ * which computes exactly at every precision.
+ */
+function cublasProducts(): boolean {
+  const forced = `,${process.env.LLTM_CUDA_KERNELS ?? ""},`;
+  return backendInfo().cudaBlas === "cublas" && !forced.includes(",fused,") && !forced.includes(",fused-int64,");
+}
+
 test("CUDA: float32 linear takes TF32 (or bfloat16) products where allowed, exact ones under highest", () => {
-  const cublas = backendInfo().cudaBlas === "cublas";
+  const cublas = cublasProducts();
   const N = 256, K = 512, M = 256;
   using x = makeInput([N, K], "contiguous", 3, "float32", "cuda");
   using w = makeInput([M, K], "contiguous", 4, "float32", "cuda", 1 / Math.sqrt(K));
@@ -87,7 +97,7 @@ test("CUDA: float32 linear takes TF32 (or bfloat16) products where allowed, exac
 }, { skip });
 
 test("CUDA: the sequence engine's products follow the precision, its cached graphs with it", () => {
-  const cublas = backendInfo().cudaBlas === "cublas";
+  const cublas = cublasProducts();
   // S = 640: past what the persistent kernels keep on chip, so the graph path runs.
   const T = 4, B = 8, F = 16, S = 640;
   using inputs = makeSequence([T, B, F], "contiguous", 5, "float32", "cuda");
@@ -105,6 +115,7 @@ test("CUDA: the sequence engine's products follow the precision, its cached grap
   const high = withPrecision("high", error);
   assert(high <= tf32Tolerance, `high: ${high}`);
   if (cublas) assert(high > 10 * highest, `high (${high}) rounds more than highest (${highest}): TF32 is in use`);
+  else assert(high <= tolerance.float32, `the own kernel is exact under high: ${high}`);
   const again = error();
   assert(again <= tolerance.float32, `highest again, from the graph captured for it: ${again}`);
 }, { skip });

@@ -6,6 +6,7 @@
 #if LLTM_HAVE_CUBLAS
 #include "math/dtype.cuh"
 #include "math/float32_blas.h"
+#include "math/gemm.h"
 #include "math/strided.h"
 #include "ops/dtypes.h"
 #include "runtime/device.h"
@@ -68,18 +69,6 @@ __global__ void backward_pointwise(BackwardTensors<T> t, T* dG) {
       dG[int64_t(b) * G + g] = gate_gradient(t, b, g, d_cell);
       if (g < t.S) t.d_old_cell[b][g] = d_cell;
     }
-}
-
-// d_bias[n] = sum over b of dG[b][n].
-template <typename T>
-__global__ void bias_sum(BackwardTensors<T> t, const T* dG) {
-  const int G = 3 * t.S;
-  for (int n = blockIdx.x * blockDim.x + threadIdx.x; n < G; n += gridDim.x * blockDim.x) {
-    T sum = 0;
-    for (int b = 0; b < t.B; ++b) sum += dG[int64_t(b) * G + n];
-    T& db = t.d_bias[n];
-    db = (t.accumulate ? db : T(0)) + sum;
-  }
 }
 
 // C = op(A) op(B) + beta C
@@ -150,7 +139,8 @@ void cublas_backward(const BackwardArgs& a, DeviceState& dev, int32_t float32_pr
   Scratch d_gates(size_t(B * G) * sizeof(T));
   const dim3 pointwise_grid(grid_blocks(G), grid_rows(B));
   launch("backward_pointwise", backward_pointwise<T>, dim3(pointwise_grid), dim3(kBlockThreads), 0, dev.stream, t, d_gates.as<T>());
-  launch("bias_sum", bias_sum<T>, dim3(grid_blocks(G)), dim3(kBlockThreads), 0, dev.stream, t, d_gates.as<T>());
+  // d_bias: dG's column sums, spread over the GPU's blocks in two passes (math/gemm.h) however tall dG is.
+  column_sums<T>(dev.stream, row_major<const T>(d_gates.as<T>(), B, G), t.d_bias.data, t.d_bias.stride, a.accumulate);
   const T* dG = d_gates.as<T>();
   const Scratch x_scratch = blas_scratch(*a.X, dtype);
   const BlasMatrix<T> X = blas_matrix<T>(*a.X, x_scratch, dtype, dev.stream);
