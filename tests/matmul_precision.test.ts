@@ -9,6 +9,8 @@ import {
   backendInfo, float32MatmulPrecisions, getFloat32MatmulPrecision, linear, lltmSequenceForward, setFloat32MatmulPrecision,
   Tensor,
 } from "../ts/index.ts";
+import { headerConstants as h, Status } from "../ts/native/constants.ts";
+import { native } from "../ts/native/library.ts";
 import { assert, assertEquals, assertThrowsLLTM, cudaSkipReason, test } from "./harness.ts";
 import { makeInput, referenceError, tolerance } from "./helpers.ts";
 import { referenceLinear } from "./linear_reference.ts";
@@ -47,6 +49,18 @@ test("setFloat32MatmulPrecision refuses another name by its argument, changing n
     );
     assertEquals(getFloat32MatmulPrecision(), "highest");
   }
+});
+
+test("lltm_set_float32_matmul_precision refuses a value outside LLTM_MATMUL_PRECISION_*, naming the argument", () => {
+  const lib = native();
+  for (const bad of [-1, 3, 1000]) {
+    assertEquals(lib.lltm_set_float32_matmul_precision(bad), Status.INVALID_ARGUMENT, `precision ${bad}`);
+    assert(/lltm_set_float32_matmul_precision: 'precision' must be 0 \(highest\), 1 \(high\) or 2 \(medium\), got/.test(lib.lltm_last_error()), lib.lltm_last_error());
+    assertEquals(lib.lltm_float32_matmul_precision(), h.LLTM_MATMUL_PRECISION_HIGHEST);
+  }
+  assertEquals(lib.lltm_set_float32_matmul_precision(h.LLTM_MATMUL_PRECISION_MEDIUM), Status.OK);
+  assertEquals(getFloat32MatmulPrecision(), "medium");
+  assertEquals(lib.lltm_set_float32_matmul_precision(h.LLTM_MATMUL_PRECISION_HIGHEST), Status.OK);
 });
 
 test("CPU products are exact float32 at every precision", () => {

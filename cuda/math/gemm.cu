@@ -157,7 +157,8 @@ bool try_blas(cublasHandle_t h, int32_t float32_precision, Matrix<const T> A, Ma
   if (!blas_layout(A, ta, lda) || !blas_layout(B, tb, ldb) || !blas_layout(C, tc, ldc) || tc != CUBLAS_OP_N ||
       A.cols > INT_MAX)
     return false;
-  check(blas_gemm(h, float32_precision, ta, tb, int(C.rows), int(C.cols), int(A.cols), A.data, lda, B.data, ldb, beta, C.data, ldc),
+  check(blas_gemm(h, float32_precision, ta, tb, int(C.rows), int(C.cols), int(A.cols), A.data, lda, B.data, ldb, beta,
+                  C.data, ldc),
         "cublas gemm");
   return true;
 }

@@ -126,8 +126,8 @@ void cublas_forward(const ForwardArgs& a, DeviceState& dev, int32_t float32_prec
   const BlasMatrix<T> W = blas_matrix<T>(*a.weights, w_scratch, dtype, dev.stream);
   Scratch g_scratch(size_t(B * G) * sizeof(T));
   // Row-major G [B, 3S] is column-major G^T [3S, B] = W [3S, K] . X^T [K, B].
-  gemm(dev.blas, float32_precision, W.transposed ? CUBLAS_OP_N : CUBLAS_OP_T, CUBLAS_OP_N, int(G), int(B), int(K), W.data, W.ld, Xc,
-       int(K), g_scratch.as<T>(), int(G));
+  gemm(dev.blas, float32_precision, W.transposed ? CUBLAS_OP_N : CUBLAS_OP_T, CUBLAS_OP_N, int(G), int(B), int(K),
+       W.data, W.ld, Xc, int(K), g_scratch.as<T>(), int(G));
   launch("forward_pointwise", forward_pointwise<T>, dim3(grid_blocks(B * S)), dim3(kBlockThreads), 0, dev.stream, t, g_scratch.as<T>());
 }
 
@@ -139,8 +139,9 @@ void cublas_backward(const BackwardArgs& a, DeviceState& dev, int32_t float32_pr
   Scratch d_gates(size_t(B * G) * sizeof(T));
   const dim3 pointwise_grid(grid_blocks(G), grid_rows(B));
   launch("backward_pointwise", backward_pointwise<T>, dim3(pointwise_grid), dim3(kBlockThreads), 0, dev.stream, t, d_gates.as<T>());
-  // d_bias: dG's column sums, spread over the GPU's blocks in two passes (math/gemm.h) however tall dG is.
-  column_sums<T>(dev.stream, row_major<const T>(d_gates.as<T>(), B, G), t.d_bias.data, t.d_bias.stride, a.accumulate);
+  // d_bias: dG's column sums, spread over the GPU's blocks in two passes however tall dG is.
+  column_sums<T>(dev.stream, row_major<const T>(d_gates.as<T>(), B, G), t.d_bias.data, t.d_bias.stride,
+                 a.accumulate);
   const T* dG = d_gates.as<T>();
   const Scratch x_scratch = blas_scratch(*a.X, dtype);
   const BlasMatrix<T> X = blas_matrix<T>(*a.X, x_scratch, dtype, dev.stream);
@@ -164,19 +165,19 @@ void cublas_backward(const BackwardArgs& a, DeviceState& dev, int32_t float32_pr
   };
   // d_weights [3S, K] row-major = column-major [K, 3S] = X^T [K, B] . dG [B, 3S].
   product(*a.d_weights, a.accumulate, [&](T* C, int ldc, T beta) {
-    gemm(dev.blas, float32_precision, X.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_T, int(K), int(G), int(B), X.data, X.ld, dG,
-         int(G), C, ldc, beta);
+    gemm(dev.blas, float32_precision, X.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_T, int(K), int(G), int(B),
+         X.data, X.ld, dG, int(G), C, ldc, beta);
   });
   // dX [B, K] = dG W; its column blocks are d_old_h (W's first S columns) and d_input.
   // Column-major: d_old_h^T [S, B] = W[:, :S]^T [S, 3S] . dG^T [3S, B].
   auto columns = [&](int64_t first) { return W.transposed ? W.data + first * W.ld : W.data + first; };
   product(*a.d_old_h, false, [&](T* C, int ldc, T) {
-    gemm(dev.blas, float32_precision, W.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, int(S), int(B), int(G), columns(0), W.ld,
-         dG, int(G), C, ldc);
+    gemm(dev.blas, float32_precision, W.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, int(S), int(B), int(G),
+         columns(0), W.ld, dG, int(G), C, ldc);
   });
   product(*a.d_input, false, [&](T* C, int ldc, T) {
-    gemm(dev.blas, float32_precision, W.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, int(F), int(B), int(G), columns(S), W.ld,
-         dG, int(G), C, ldc);
+    gemm(dev.blas, float32_precision, W.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, int(F), int(B), int(G),
+         columns(S), W.ld, dG, int(G), C, ldc);
   });
 }
 
