@@ -14,7 +14,7 @@
 // backend built with the same value. (The entry point keeps its name
 // `lltm_backend_v1` for every version, so that an old backend reaches the
 // version check instead of a missing symbol.)
-#define LLTM_BACKEND_API_VERSION 5u
+#define LLTM_BACKEND_API_VERSION 6u
 
 namespace lltm {
 
@@ -38,6 +38,10 @@ struct DeviceBackend {
   // How products are computed: "cublas" (linked, or found and opened at run
   // time) or "own" (the backend's own kernels at every size).
   const char* (*blas)();
+  // 1 where `run` takes op calls whose FLOAT tensors all have one half type
+  // (bfloat16 or float16) as they are, OpCall.compute being that type;
+  // 0 where the library stages such calls through float32.
+  int32_t (*takes_half)(int32_t op);
 };
 
 // The CUDA backend, loaded on first use; nullptr (with `why` set) when the

@@ -173,6 +173,25 @@ LLTM_API int32_t lltm_cuda_device_count(void);
    backend. Never fails. */
 LLTM_API const char* lltm_cuda_blas(void);
 
+/* How float32 matrix products may be computed, as torch.set_float32_matmul_precision:
+ * HIGHEST (the default) exact float32 products; HIGH allows TF32 tensor cores
+ * (inputs rounded to 10-bit mantissas, float32 accumulation), MEDIUM also
+ * bfloat16 ones (8-bit mantissas). The CUDA backend's cuBLAS products honour
+ * it (the step, linear and the sequence engine's products); the CPU and
+ * the CUDA backend's own kernels compute exactly at every setting, as
+ * PyTorch allows. Process-wide, read at each call. */
+#define LLTM_MATMUL_PRECISION_HIGHEST 0
+#define LLTM_MATMUL_PRECISION_HIGH 1
+#define LLTM_MATMUL_PRECISION_MEDIUM 2
+
+/* Sets the precision of float32 matrix products (LLTM_MATMUL_PRECISION_*);
+ * another value is LLTM_ERR_INVALID_ARGUMENT, naming
+ * "lltm_set_float32_matmul_precision", and changes nothing. */
+LLTM_API int32_t lltm_set_float32_matmul_precision(int32_t precision);
+
+/* The precision of float32 matrix products in use (LLTM_MATMUL_PRECISION_*). Never fails. */
+LLTM_API int32_t lltm_float32_matmul_precision(void);
+
 LLTM_API int32_t lltm_forward(
     const lltm_tensor* input, const lltm_tensor* weights, const lltm_tensor* bias,
     const lltm_tensor* old_h, const lltm_tensor* old_cell,

@@ -75,9 +75,11 @@ int32_t synchronize_entry(int32_t device) {
 
 const char* blas_entry() { return blas_available() ? "cublas" : "own"; }
 
-const DeviceBackend table = {LLTM_BACKEND_API_VERSION, device_count_entry, run_entry,         alloc_entry,
-                             free_entry,               copy_entry,         read_entry,        write_entry,
-                             synchronize_entry,        last_error,         blas_entry};
+int32_t takes_half_entry(int32_t op) { return op_takes_half(op) ? 1 : 0; }
+
+const DeviceBackend table = {LLTM_BACKEND_API_VERSION, device_count_entry, run_entry,   alloc_entry,
+                             free_entry,               copy_entry,         read_entry,  write_entry,
+                             synchronize_entry,        last_error,         blas_entry,  takes_half_entry};
 
 }  // namespace
 }  // namespace lltm::cuda

@@ -12,28 +12,33 @@
  * `<device>-per-step` in the JSON). It also prints the bytes a training
  * forward keeps for the backward (the reserve), per step.
  *
+ * --dtype picks the element type (float32, float64, bfloat16, float16; -d
+ * is --dtype float64), --precision how float32 products may round
+ * (setFloat32MatmulPrecision: highest, the default, high for TF32, medium).
+ *
  * With --contend N, N busy processes of its own (scripts/contention.ts) spin
  * beside the run, from before the warm-up to the end, and are always ended.
  * Every run reports min, median, mean and p99 per call.
  *
  * usage: bun scripts/bench.ts [ref|cpu|cuda] [-b 16] [-f 32] [-s 128] [-r 100] [-w 10]
- *                             [--seq T [--per-step]] [--scale s|ms|us] [-d] [--json FILE] [--contend N]
+ *                             [--seq T [--per-step]] [--scale s|ms|us] [-d | --dtype D] [--precision P]
+ *                             [--json FILE] [--contend N]
  */
 import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 
 import {
-  backendInfo, cuda, type DType, LLTMLayer, lltmBackward, lltmSequenceForward, referenceBackwardMatrices, referenceForward,
-  referenceForwardMatrices, relativeError, Tensor, toMatrix,
+  backendInfo, cuda, type DType, float32MatmulPrecisions, floatDTypes, type Float32MatmulPrecision, type FloatDType, LLTMLayer, lltmBackward, lltmSequenceForward, referenceBackwardMatrices, referenceForward,
+  referenceForwardMatrices, relativeError, setFloat32MatmulPrecision, Tensor, toMatrix,
 } from "../ts/index.ts";
 import { fail, intArg, parseArgs } from "./args.ts";
 import { startContention } from "./contention.ts";
 import { forward, type Sizes, workload } from "./workload.ts";
 
 const usage =
-  "usage: bun scripts/bench.ts [ref|cpu|cuda] [-b 16] [-f 32] [-s 128] [-r 100] [-w 10] [--seq T [--per-step]] [--scale s|ms|us] [-d] [--json FILE] [--contend N]";
+  "usage: bun scripts/bench.ts [ref|cpu|cuda] [-b 16] [-f 32] [-s 128] [-r 100] [-w 10] [--seq T [--per-step]] [--scale s|ms|us] [-d | --dtype D] [--precision P] [--json FILE] [--contend N]";
 const args = parseArgs(process.argv.slice(2), {
-  values: ["-b", "-f", "-s", "-r", "-w", "--seq", "--scale", "--json", "--contend"], flags: ["-d", "--per-step"], positionals: true,
+  values: ["-b", "-f", "-s", "-r", "-w", "--seq", "--scale", "--json", "--contend", "--dtype", "--precision"], flags: ["-d", "--per-step"], positionals: true,
 }, usage);
 const variant = args.positional[0] ?? "cpu";
 if (!["ref", "cpu", "cuda"].includes(variant)) fail(`variant must be ref, cpu or cuda, got ${variant}`, usage);
@@ -43,7 +48,15 @@ const warmup = intArg(args, "-w", 10, usage);
 const scale = args.values.get("--scale") ?? "us";
 const factors: Record<string, number> = { s: 1e-6, ms: 1e-3, us: 1 };
 if (!(scale in factors)) fail(`--scale must be s, ms or us, got ${scale}`, usage);
-const dtype: DType = args.flags.has("-d") ? "float64" : "float32";
+const dtypeName = args.values.get("--dtype") ?? (args.flags.has("-d") ? "float64" : "float32");
+if (!floatDTypes.includes(dtypeName as FloatDType)) fail(`--dtype must be one of ${floatDTypes.join(", ")}, got ${dtypeName}`, usage);
+if (args.flags.has("-d") && dtypeName !== "float64") fail("-d is --dtype float64", usage);
+const dtype: DType = dtypeName as FloatDType;
+const precision = args.values.get("--precision") ?? "highest";
+if (!float32MatmulPrecisions.includes(precision as Float32MatmulPrecision)) {
+  fail(`--precision must be one of ${float32MatmulPrecisions.join(", ")}, got ${precision}`, usage);
+}
+setFloat32MatmulPrecision(precision as Float32MatmulPrecision);
 const device = variant === "cuda" ? "cuda" : "cpu";
 const steps = intArg(args, "--seq", 1, usage);
 const sequence = args.values.has("--seq");
@@ -171,7 +184,7 @@ const f = stats(fw), b = stats(bw);
 const k = factors[scale]!;
 const fmt = (x: number) => (x * k).toFixed(3);
 console.log(`Forward: ${fmt(f.min)}/${fmt(f.avg)} ${scale} | Backward ${fmt(b.min)}/${fmt(b.avg)} ${scale}`);
-console.log(`  (median: forward ${fmt(f.med)} ${scale}, backward ${fmt(b.med)} ${scale}; p99: forward ${fmt(f.p99)} ${scale}, backward ${fmt(b.p99)} ${scale}; ${variant}${perStep ? " per step" : ""} ${dtype} ${sizes.batch}x${sizes.features}x${sizes.state}${sequence ? ` T=${steps}` : ""}, ${runs} runs${contenders ? `, ${contenders} busy processes beside it` : ""})`);
+console.log(`  (median: forward ${fmt(f.med)} ${scale}, backward ${fmt(b.med)} ${scale}; p99: forward ${fmt(f.p99)} ${scale}, backward ${fmt(b.p99)} ${scale}; ${variant}${perStep ? " per step" : ""} ${dtype}${precision === "highest" ? "" : ` (float32 products: ${precision})`} ${sizes.batch}x${sizes.features}x${sizes.state}${sequence ? ` T=${steps}` : ""}, ${runs} runs${contenders ? `, ${contenders} busy processes beside it` : ""})`);
 if (sequence) console.log(`  (a training forward keeps ${reservePerStep} bytes per step for the backward: T*B*5S elements)`);
 
 if (device === "cuda") {
@@ -195,7 +208,7 @@ if (jsonPath) {
     device,
     device_name: device === "cuda" ? `cuda (${info.cudaDevices} device${info.cudaDevices === 1 ? "" : "s"})` : cpus()[0]?.model ?? "cpu",
     results: [{
-      variant: perStep ? `${variant}-per-step` : variant, dtype, batch: sizes.batch, features: sizes.features, state: sizes.state, steps, runs,
+      variant: `${variant}${perStep ? "-per-step" : ""}${precision === "highest" ? "" : `-${precision}`}`, dtype, batch: sizes.batch, features: sizes.features, state: sizes.state, steps, runs,
       forward_us: f, backward_us: b, max_rel_err: maxRelErr, contend: contenders,
     }],
   };

@@ -26,6 +26,7 @@ interface Case {
   inputs: SequenceLayout;
   weights: Layout;
   accumulate: boolean;
+  seed?: number;
 }
 
 // Sizes of 1, odd and power-of-two sizes; S for each of the persistent
@@ -45,6 +46,11 @@ const cases: Case[] = [
   { T: 70, B: 4, F: 9, S: 13, inputs: "featureMajor", weights: "strided", accumulate: false },
   { T: 9, B: 37, F: 19, S: 45, inputs: "expanded", weights: "narrowed", accumulate: true },
   { T: 64, B: 16, F: 32, S: 128, inputs: "contiguous", weights: "contiguous", accumulate: false },
+  // The same shape again with other tensors (other memory, values and
+  // layouts): the graph path replays the graphs the case above captured,
+  // which must read this call's tensors, not the last call's.
+  { T: 64, B: 16, F: 32, S: 128, inputs: "batchMajor", weights: "transposed", accumulate: true, seed: 20 },
+  { T: 64, B: 16, F: 32, S: 128, inputs: "contiguous", weights: "strided", accumulate: false, seed: 40 },
   { T: 6, B: 3, F: 5, S: 200, inputs: "batchMajor", weights: "contiguous", accumulate: true },
   { T: 4, B: 2, F: 4, S: 300, inputs: "contiguous", weights: "transposed", accumulate: false },
   { T: 3, B: 5, F: 6, S: 600, inputs: "strided", weights: "contiguous", accumulate: false },
@@ -72,13 +78,14 @@ let failed = false;
 for (const dtype of ["float32", "float64"] as DType[]) {
   for (const c of cases) {
     const { T, B, F, S } = c;
-    using inputs = makeSequence([T, B, F], c.inputs, 1, dtype, device);
-    using weights = makeWeights(S, F, c.weights, 2, dtype, device);
-    using bias = makeInput([3 * S], "contiguous", 3, dtype, device);
-    using h0 = makeInput([B, S], "transposed", 4, dtype, device);
-    using c0 = makeInput([B, S], "contiguous", 5, dtype, device);
-    using gradOutputs = makeSequence([T, B, S], "contiguous", 6, dtype, device);
-    using gradLastH = makeInput([B, S], "contiguous", 7, dtype, device);
+    const seed = c.seed ?? 0;
+    using inputs = makeSequence([T, B, F], c.inputs, seed + 1, dtype, device);
+    using weights = makeWeights(S, F, c.weights, seed + 2, dtype, device);
+    using bias = makeInput([3 * S], "contiguous", seed + 3, dtype, device);
+    using h0 = makeInput([B, S], "transposed", seed + 4, dtype, device);
+    using c0 = makeInput([B, S], "contiguous", seed + 5, dtype, device);
+    using gradOutputs = makeSequence([T, B, S], "contiguous", seed + 6, dtype, device);
+    using gradLastH = makeInput([B, S], "contiguous", seed + 7, dtype, device);
     using fw = lltmSequenceForward(inputs, weights, bias, h0, c0);
     using inference = lltmSequenceForward(inputs, weights, bias, h0, c0, { training: false });
     const ref = referenceSequence(inputs, weights, bias, h0, c0, gradOutputs, gradLastH, undefined);

@@ -58,6 +58,9 @@ export {
   Adam, type AdamOptions, AdamW, type AdamWOptions, CosineAnnealingLR, LambdaLR, LRScheduler, Optimizer, type OptimizerState,
   type ParameterGroup, type ParameterLike, type Parameters, SGD, type SGDOptions, StepLR,
 } from "./optim/index.ts";
+export {
+  type Float32MatmulPrecision, float32MatmulPrecisions, getFloat32MatmulPrecision, setFloat32MatmulPrecision,
+} from "./matmul_precision.ts";
 export { nativeMemory, type NativeMemoryStats } from "./native_memory.ts";
 export { Random } from "./random.ts";
 export { type NestedArray, type RandomOptions, Tensor, type TensorOptions, type ToTypedArrayOptions } from "./tensor/index.ts";

@@ -8,6 +8,7 @@
 #include "cpu/lltm_cpu.h"
 #include "lltm_args.h"
 #include "op_slots.h"
+#include "ops/dtypes.h"
 #include "overlap.h"
 
 namespace lltm::api {
@@ -51,6 +52,24 @@ void run_copy(const ops::Checking& c) {
   }
 }
 
+// A call whose FLOAT tensors all have one half type runs in that type, with
+// nothing staged, where the device backend takes the op so.
+bool runs_in_half(ops::Checking& c, const DeviceBackend* backend) {
+  if (backend == nullptr || c.converted == 0 || c.call.compute != LLTM_FLOAT32 || backend->takes_half(c.op.id) == 0)
+    return false;
+  int64_t half = -1;
+  for (int k = 0; k < c.op.n_slots; ++k) {
+    const lltm_tensor* t = c.call.tensors[k];
+    if (t == nullptr || !is_float_dtype(t->dtype)) continue;
+    if ((t->dtype != LLTM_BFLOAT16 && t->dtype != LLTM_FLOAT16) || (half != -1 && t->dtype != half)) return false;
+    half = t->dtype;
+  }
+  if (half == -1) return false;
+  c.call.compute = int32_t(half);
+  c.converted = 0;
+  return true;
+}
+
 void run_on(ops::Checking& c, const DeviceBackend* backend) {
   if (backend == nullptr)
     cpu::run(c.call, c.fn);
@@ -70,7 +89,7 @@ void run_op(const char* fn, const ops::OpSchema& op, const lltm_call& given, boo
     return;
   }
   const DeviceBackend* backend = device_for(given.device_kind, given.device_index, fn);
-  if (c.converted == 0) {
+  if (c.converted == 0 || runs_in_half(c, backend)) {
     run_on(c, backend);
     return;
   }

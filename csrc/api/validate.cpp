@@ -5,6 +5,7 @@
 #include <string>
 
 #include "api/recall.h"
+#include "api/precision.h"
 #include "lltm_args.h"
 #include "ops/dtypes.h"
 #include "overlap.h"
@@ -315,6 +316,7 @@ void check_overlap(const Checking& c) {
 void start(Checking& c) {
   c.call.op = c.op.id;
   c.call.flags = c.given.flags;
+  c.call.float32_matmul_precision = float32_matmul_precision();
   for (int64_t& s : c.call.sizes) s = 0;
 }
 

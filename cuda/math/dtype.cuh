@@ -53,12 +53,24 @@ template <>
 constexpr int32_t dtype_of<double>() {
   return LLTM_FLOAT64;
 }
+template <>
+constexpr int32_t dtype_of<__nv_bfloat16>() {
+  return LLTM_BFLOAT16;
+}
+template <>
+constexpr int32_t dtype_of<__half>() {
+  return LLTM_FLOAT16;
+}
 
 // A value in the type that holds it exactly: float for the half types.
 __host__ __device__ __forceinline__ float widen(__half v) { return __half2float(v); }
 __host__ __device__ __forceinline__ float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
 __host__ __device__ __forceinline__ float widen(float v) { return v; }
 __host__ __device__ __forceinline__ double widen(double v) { return v; }
+
+// The type a value of T is accumulated in: float for the half types.
+template <typename T>
+using Accumulate = decltype(widen(T()));
 
 // A float or double rounded to T, to nearest even (exact where T holds it);
 // from double straight to the half types, never through float, which would

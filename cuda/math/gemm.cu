@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "math/dtype.cuh"
+#include "math/float32_blas.h"
 #include "math/gemm.h"
 #include "math/strided.h"
 #include "runtime/device.h"
@@ -21,29 +22,32 @@ constexpr int kGemmMicro = 4;
 constexpr int kGemmSide = kGemmTile / kGemmMicro;  // threads along a tile side
 constexpr int kGemmThreads = kGemmSide * kGemmSide;
 
+// Products of the half types accumulate in float (Accumulate<T>), rounded once into C.
 template <typename T>
 __global__ void __launch_bounds__(kGemmThreads) gemm_kernel(Matrix<const T> A, Matrix<const T> B, Matrix<T> C,
                                                               T beta) {
-  __shared__ T As[kGemmDepth][kGemmTile + 1];
-  __shared__ T Bs[kGemmDepth][kGemmTile + 1];
+  using Acc = Accumulate<T>;
+  __shared__ Acc As[kGemmDepth][kGemmTile + 1];
+  __shared__ Acc Bs[kGemmDepth][kGemmTile + 1];
+  const Acc beta_acc = widen(beta);
   const int64_t M = C.rows, N = C.cols, K = A.cols;
   const int64_t tiles_n = (N + kGemmTile - 1) / kGemmTile;
   const int64_t tiles = (M + kGemmTile - 1) / kGemmTile * tiles_n;
   const int tx = threadIdx.x % kGemmSide, ty = threadIdx.x / kGemmSide;
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const int64_t m0 = tile / tiles_n * kGemmTile, n0 = tile % tiles_n * kGemmTile;
-    T acc[kGemmMicro][kGemmMicro] = {};
+    Acc acc[kGemmMicro][kGemmMicro] = {};
     for (int64_t k0 = 0; k0 < K; k0 += kGemmDepth) {
       for (int e = threadIdx.x; e < kGemmDepth * kGemmTile; e += kGemmThreads) {
         const int kk = e % kGemmDepth, i = e / kGemmDepth;
         const int64_t k = k0 + kk, m = m0 + i, n = n0 + i;
-        As[kk][i] = m < M && k < K ? A.data[m * A.rs + k * A.cs] : T(0);
-        Bs[kk][i] = n < N && k < K ? B.data[k * B.rs + n * B.cs] : T(0);
+        As[kk][i] = m < M && k < K ? widen(A.data[m * A.rs + k * A.cs]) : Acc(0);
+        Bs[kk][i] = n < N && k < K ? widen(B.data[k * B.rs + n * B.cs]) : Acc(0);
       }
       __syncthreads();
 #pragma unroll
       for (int kk = 0; kk < kGemmDepth; ++kk) {
-        T a[kGemmMicro], b[kGemmMicro];
+        Acc a[kGemmMicro], b[kGemmMicro];
 #pragma unroll
         for (int i = 0; i < kGemmMicro; ++i) a[i] = As[kk][ty + i * kGemmSide];
 #pragma unroll
@@ -62,7 +66,7 @@ __global__ void __launch_bounds__(kGemmThreads) gemm_kernel(Matrix<const T> A, M
         const int64_t m = m0 + ty + i * kGemmSide, n = n0 + tx + j * kGemmSide;
         if (m < M && n < N) {
           T& c = C.data[m * C.rs + n * C.cs];
-          c = beta == T(0) ? acc[i][j] : acc[i][j] + beta * c;
+          c = RoundTo<T>::from(beta_acc == Acc(0) ? acc[i][j] : acc[i][j] + beta_acc * widen(c));
         }
       }
   }
@@ -102,21 +106,42 @@ bool blas_layout(Matrix<T> m, cublasOperation_t& op, int& ld) {
   return false;
 }
 
-cublasStatus_t blas_gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
-                         const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc) {
-  const float one = 1;
-  return cublasSgemm(h, ta, tb, m, n, k, &one, A, lda, B, ldb, &beta, C, ldc);
+cublasStatus_t blas_gemm(cublasHandle_t h, int32_t float32_precision, cublasOperation_t ta, cublasOperation_t tb,
+                         int m, int n, int k, const float* A, int lda, const float* B, int ldb, float beta, float* C,
+                         int ldc) {
+  return sgemm(h, float32_precision, ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc);
 }
 
-cublasStatus_t blas_gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+// Float64 products are exact at every precision, as PyTorch's.
+cublasStatus_t blas_gemm(cublasHandle_t h, int32_t, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
                          const double* A, int lda, const double* B, int ldb, double beta, double* C, int ldc) {
   const double one = 1;
   return cublasDgemm(h, ta, tb, m, n, k, &one, A, lda, B, ldb, &beta, C, ldc);
 }
 
+// The half types: their own storage in A, B and C, float32 accumulation.
+template <typename T>
+cublasStatus_t half_gemm(cublasHandle_t h, cudaDataType type, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                         int k, const T* A, int lda, const T* B, int ldb, T beta, T* C, int ldc) {
+  const float one = 1, beta_f = widen(beta);
+  return cublasGemmEx(h, ta, tb, m, n, k, &one, A, type, lda, B, type, ldb, &beta_f, C, type, ldc, CUBLAS_COMPUTE_32F,
+                      CUBLAS_GEMM_DEFAULT);
+}
+
+cublasStatus_t blas_gemm(cublasHandle_t h, int32_t, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                         const __nv_bfloat16* A, int lda, const __nv_bfloat16* B, int ldb, __nv_bfloat16 beta,
+                         __nv_bfloat16* C, int ldc) {
+  return half_gemm(h, CUDA_R_16BF, ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc);
+}
+
+cublasStatus_t blas_gemm(cublasHandle_t h, int32_t, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                         const __half* A, int lda, const __half* B, int ldb, __half beta, __half* C, int ldc) {
+  return half_gemm(h, CUDA_R_16F, ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc);
+}
+
 // C = A B + beta C through cuBLAS; false (nothing launched) when a layout does not fit it.
 template <typename T>
-bool try_blas(cublasHandle_t h, Matrix<const T> A, Matrix<const T> B, Matrix<T> C, T beta) {
+bool try_blas(cublasHandle_t h, int32_t float32_precision, Matrix<const T> A, Matrix<const T> B, Matrix<T> C, T beta) {
   A = normalized(A);
   B = normalized(B);
   C = normalized(C);
@@ -132,7 +157,8 @@ bool try_blas(cublasHandle_t h, Matrix<const T> A, Matrix<const T> B, Matrix<T> 
   if (!blas_layout(A, ta, lda) || !blas_layout(B, tb, ldb) || !blas_layout(C, tc, ldc) || tc != CUBLAS_OP_N ||
       A.cols > INT_MAX)
     return false;
-  check(blas_gemm(h, ta, tb, int(C.rows), int(C.cols), int(A.cols), A.data, lda, B.data, ldb, beta, C.data, ldc),
+  check(blas_gemm(h, float32_precision, ta, tb, int(C.rows), int(C.cols), int(A.cols), A.data, lda, B.data, ldb, beta,
+                  C.data, ldc),
         "cublas gemm");
   return true;
 }
@@ -177,23 +203,24 @@ template <typename T>
 __global__ void __launch_bounds__(kSumColumns* kSumSlices)
     column_sums_kernel(Matrix<const T> M, int64_t chunk_rows, T* out, int64_t out_chunk_stride, int64_t out_stride,
                        bool accumulate) {
-  __shared__ T partial[kSumSlices][kSumColumns];
+  using Acc = Accumulate<T>;
+  __shared__ Acc partial[kSumSlices][kSumColumns];
   const int lane = threadIdx.x % kSumColumns, slice = threadIdx.x / kSumColumns;
   const int64_t r0 = blockIdx.y * chunk_rows, r1 = min(M.rows, r0 + chunk_rows);
   for (int64_t c0 = int64_t(blockIdx.x) * kSumColumns; c0 < M.cols; c0 += int64_t(gridDim.x) * kSumColumns) {
     const int64_t c = c0 + lane;
-    T sum = 0;
+    Acc sum = 0;
     if (c < M.cols) {
 #pragma unroll 8
-      for (int64_t r = r0 + slice; r < r1; r += kSumSlices) sum += M.data[r * M.rs + c * M.cs];
+      for (int64_t r = r0 + slice; r < r1; r += kSumSlices) sum += widen(M.data[r * M.rs + c * M.cs]);
     }
     partial[slice][lane] = sum;
     __syncthreads();
     if (slice == 0 && c < M.cols) {
-      T total = 0;
+      Acc total = 0;
       for (int s = 0; s < kSumSlices; ++s) total += partial[s][lane];
       T& o = out[blockIdx.y * out_chunk_stride + c * out_stride];
-      o = accumulate ? o + total : total;
+      o = RoundTo<T>::from(accumulate ? widen(o) + total : total);
     }
     __syncthreads();
   }
@@ -213,7 +240,7 @@ template <typename T>
 void gemm(const GemmEngine& engine, Matrix<const T> A, Matrix<const T> B, Matrix<T> C, T beta) {
   if (C.rows == 0 || C.cols == 0) return;
 #if LLTM_HAVE_CUBLAS
-  if (engine.blas != nullptr && try_blas(engine.blas, A, B, C, beta)) return;
+  if (engine.blas != nullptr && try_blas(engine.blas, engine.float32_precision, A, B, C, beta)) return;
 #endif
   own_gemm(engine.stream, A, B, C, beta);
 }
@@ -231,16 +258,14 @@ void gemm_any_strides(const GemmEngine& engine, Matrix<const T> A, Matrix<const 
     if (!blas_ready(C)) {
       Scratch staged(size_t(C.rows * C.cols) * sizeof(T));
       const Matrix<T> Cs = row_major(staged.as<T>(), C.rows, C.cols);
-      gemm(engine, A, B, Cs, T(0));
-      if (accumulate)
-        strided_axpy(tensor_of(C), 1.0, tensor_of(Cs), dtype_of<T>(), engine.stream);
-      else
-        strided_copy(tensor_of(C), tensor_of(Cs), dtype_of<T>(), engine.stream);
+      if (accumulate) strided_copy(tensor_of(Cs), tensor_of(C), dtype_of<T>(), engine.stream);
+      gemm(engine, A, B, Cs, RoundTo<T>::from(accumulate ? 1.0f : 0.0f));
+      strided_copy(tensor_of(C), tensor_of(Cs), dtype_of<T>(), engine.stream);
       return;
     }
   }
 #endif
-  gemm(engine, A, B, C, accumulate ? T(1) : T(0));
+  gemm(engine, A, B, C, RoundTo<T>::from(accumulate ? 1.0f : 0.0f));
 }
 
 template <typename T>
@@ -255,13 +280,14 @@ void column_sums(cudaStream_t stream, Matrix<const T> M, T* out, int64_t out_str
                    accumulate);
 }
 
-template void gemm<float>(const GemmEngine&, Matrix<const float>, Matrix<const float>, Matrix<float>, float);
-template void gemm<double>(const GemmEngine&, Matrix<const double>, Matrix<const double>, Matrix<double>, double);
-template void gemm_any_strides<float>(const GemmEngine&, Matrix<const float>, Matrix<const float>, Matrix<float>,
-                                     bool);
-template void gemm_any_strides<double>(const GemmEngine&, Matrix<const double>, Matrix<const double>,
-                                      Matrix<double>, bool);
-template void column_sums<float>(cudaStream_t, Matrix<const float>, float*, int64_t, bool);
-template void column_sums<double>(cudaStream_t, Matrix<const double>, double*, int64_t, bool);
+#define LLTM_GEMM_INSTANTIATE(T)                                                                              \
+  template void gemm<T>(const GemmEngine&, Matrix<const T>, Matrix<const T>, Matrix<T>, T);                   \
+  template void gemm_any_strides<T>(const GemmEngine&, Matrix<const T>, Matrix<const T>, Matrix<T>, bool);    \
+  template void column_sums<T>(cudaStream_t, Matrix<const T>, T*, int64_t, bool);
+LLTM_GEMM_INSTANTIATE(float)
+LLTM_GEMM_INSTANTIATE(double)
+LLTM_GEMM_INSTANTIATE(__nv_bfloat16)
+LLTM_GEMM_INSTANTIATE(__half)
+#undef LLTM_GEMM_INSTANTIATE
 
 }  // namespace lltm::cuda

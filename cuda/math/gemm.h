@@ -1,5 +1,7 @@
 // Matrix products over strided views, for the sequence engine and linear:
-// cuBLAS (SGEMM/DGEMM, no reduced precision) where the toolkit has it and the
+// cuBLAS (float32 at the precision the call allows, math/float32_blas.h;
+// float64 exact; bfloat16 and float16 on tensor cores with float32
+// accumulation) where the toolkit has it and the
 // operands are laid out as BLAS reads them, the library's own tiled kernel
 // otherwise (any strides, 64-bit offsets), and column sums for bias grads.
 #pragma once
@@ -36,22 +38,34 @@ Matrix<T> matrix(const lltm_tensor& t) {
   return {static_cast<T*>(t.data), t.sizes[0], t.sizes[1], t.strides[0], t.strides[1]};
 }
 
-// Where the products run: the stream, and the cuBLAS handle bound to it
-// (null, or absent from the build, to use the library's own kernel).
+// Where the products run: the stream, how cuBLAS may round float32
+// products, and the cuBLAS handle bound to the stream (null, or absent from
+// the build, to use the library's own kernel, which computes exactly).
 struct GemmEngine {
   cudaStream_t stream;
+  int32_t float32_precision;  // LLTM_MATMUL_PRECISION_*
 #if LLTM_HAVE_CUBLAS
   cublasHandle_t blas;
 #endif
 };
 
 // The device's stream and, unless own_gemm, its cuBLAS handle.
-inline GemmEngine gemm_engine(const DeviceState& dev, bool own_gemm) {
+inline GemmEngine gemm_engine(const DeviceState& dev, bool own_gemm, int32_t float32_precision) {
 #if LLTM_HAVE_CUBLAS
-  return {dev.stream, own_gemm ? nullptr : dev.blas};
+  return {dev.stream, float32_precision, own_gemm ? nullptr : dev.blas};
 #else
   (void)own_gemm;
-  return {dev.stream};
+  return {dev.stream, float32_precision};
+#endif
+}
+
+// Whether the engine's products go to cuBLAS.
+inline bool uses_blas(const GemmEngine& engine) {
+#if LLTM_HAVE_CUBLAS
+  return engine.blas != nullptr;
+#else
+  (void)engine;
+  return false;
 #endif
 }
 

@@ -59,9 +59,10 @@ void with_bits_type(int64_t bytes, Body&& body) {
 
 void strided_copy(const lltm_tensor& dst, const lltm_tensor& src, int32_t dtype, cudaStream_t stream) {
   const int64_t n = numel(dst);
-  LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_copy", [&] {
-    launch("copy_kernel", copy_kernel<scalar_t>, dim3(grid_blocks(n)), dim3(kBlockThreads), 0, stream,
-           static_cast<scalar_t*>(dst.data), shape4(dst), static_cast<const scalar_t*>(src.data), shape4(src), n);
+  with_bits_type(dtype_info(dtype)->bytes, [&](auto bits) {
+    using B = typename decltype(bits)::type;
+    launch("copy_kernel", copy_kernel<B>, dim3(grid_blocks(n)), dim3(kBlockThreads), 0, stream,
+           static_cast<B*>(dst.data), shape4(dst), static_cast<const B*>(src.data), shape4(src), n);
   });
 }
 

@@ -9,7 +9,8 @@
 namespace lltm::cuda {
 
 // dst and src have equal sizes and live on the current device; both hold
-// elements of `dtype` (float32 or float64), whatever their descriptors say.
+// elements of `dtype` (any float type: copied as they are), whatever their
+// descriptors say.
 void strided_copy(const lltm_tensor& dst, const lltm_tensor& src, int32_t dtype, cudaStream_t stream);
 // As strided_copy, from src's dtype to dst's (each descriptor's own): the
 // bytes as they are where the two agree, else each element converted,

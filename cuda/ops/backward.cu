@@ -15,11 +15,11 @@ namespace lltm::cuda {
 namespace {
 
 template <typename T>
-void backward(const BackwardArgs& a, DeviceState& dev) {
+void backward(const BackwardArgs& a, DeviceState& dev, int32_t float32_precision) {
   const StepPath path = choose_step_path(a.n.batch, a.n.state, a.n.state + a.n.features, fits_int32(a));
   if (path == StepPath::kCublas && !blas_available()) no_cublas("lltm_backward");
 #if LLTM_HAVE_CUBLAS
-  if (path == StepPath::kCublas) return cublas_backward<T>(a, dev);
+  if (path == StepPath::kCublas) return cublas_backward<T>(a, dev, float32_precision);
 #endif
   fused_backward<T>(a, path == StepPath::kFused32, dev.stream);
 }
@@ -29,7 +29,9 @@ void backward(const BackwardArgs& a, DeviceState& dev) {
 void op_backward(const OpCall& call, int device) {
   DeviceGuard guard(device);
   DeviceState& dev = state(device);
-  LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_backward", [&] { backward<scalar_t>(backward_args(call), dev); });
+  LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_backward", [&] {
+    backward<scalar_t>(backward_args(call), dev, call.float32_matmul_precision);
+  });
 }
 
 LLTM_CUDA_OP(BACKWARD, op_backward);

@@ -17,11 +17,11 @@ namespace lltm::cuda {
 namespace {
 
 template <typename T>
-void forward(const ForwardArgs& a, DeviceState& dev) {
+void forward(const ForwardArgs& a, DeviceState& dev, int32_t float32_precision) {
   const StepPath path = choose_step_path(a.n.batch, a.n.state, a.n.state + a.n.features, fits_int32(a));
   if (path == StepPath::kCublas && !blas_available()) no_cublas("lltm_forward");
 #if LLTM_HAVE_CUBLAS
-  if (path == StepPath::kCublas) return cublas_forward<T>(a, dev);
+  if (path == StepPath::kCublas) return cublas_forward<T>(a, dev, float32_precision);
 #endif
   fused_forward<T>(a, path == StepPath::kFused32, dev.stream);
 }
@@ -31,7 +31,9 @@ void forward(const ForwardArgs& a, DeviceState& dev) {
 void op_forward(const OpCall& call, int device) {
   DeviceGuard guard(device);
   DeviceState& dev = state(device);
-  LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_forward", [&] { forward<scalar_t>(forward_args(call), dev); });
+  LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_forward", [&] {
+    forward<scalar_t>(forward_args(call), dev, call.float32_matmul_precision);
+  });
 }
 
 LLTM_CUDA_OP(FORWARD, op_forward);

@@ -1,6 +1,7 @@
 // y = x Wᵀ + bias as one product (math/gemm.h), the bias first broadcast
-// into y and the product added to it, in the call's compute type.
-#include "dispatch.h"
+// into y and the product added to it, in the call's compute type: float32,
+// float64, or bfloat16 and float16 as they are (float32 accumulation).
+#include "math/dtype.cuh"
 #include "math/gemm.h"
 #include "math/strided.h"
 #include "op_slots.h"
@@ -26,8 +27,8 @@ void linear(const OpCall& call, int32_t dtype, DeviceState& dev) {
     rows.strides[1] = bias->strides[0];
     strided_copy(y, rows, dtype, dev.stream);
   }
-  gemm_any_strides<T>(gemm_engine(dev, use_own_gemm()), matrix<const T>(x), matrix<const T>(weight).transposed(),
-                      matrix<T>(y), bias != nullptr);
+  gemm_any_strides<T>(gemm_engine(dev, use_own_gemm(), call.float32_matmul_precision), matrix<const T>(x),
+                      matrix<const T>(weight).transposed(), matrix<T>(y), bias != nullptr);
 }
 
 }  // namespace
@@ -35,9 +36,11 @@ void linear(const OpCall& call, int32_t dtype, DeviceState& dev) {
 void op_linear(const OpCall& call, int device) {
   DeviceGuard guard(device);
   DeviceState& dev = state(device);
-  LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_linear", [&] { linear<scalar_t>(call, call.compute, dev); });
+  with_float_type(call.compute, "lltm_linear", [&](auto type) {
+    linear<typename decltype(type)::type>(call, call.compute, dev);
+  });
 }
 
-LLTM_CUDA_OP(LINEAR, op_linear);
+LLTM_CUDA_HALF_OP(LINEAR, op_linear);
 
 }  // namespace lltm::cuda

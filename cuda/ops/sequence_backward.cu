@@ -6,7 +6,7 @@
 namespace lltm::cuda {
 
 void op_sequence_backward(const OpCall& call, int device) {
-  sequence_backward(sequence_backward_args(call), call.compute, device);
+  sequence_backward(sequence_backward_args(call), call.compute, call.float32_matmul_precision, device);
 }
 
 LLTM_CUDA_OP(SEQUENCE_BACKWARD, op_sequence_backward);

@@ -6,7 +6,7 @@
 namespace lltm::cuda {
 
 void op_sequence_forward(const OpCall& call, int device) {
-  sequence_forward(sequence_forward_args(call), call.compute, device);
+  sequence_forward(sequence_forward_args(call), call.compute, call.float32_matmul_precision, device);
 }
 
 LLTM_CUDA_OP(SEQUENCE_FORWARD, op_sequence_forward);

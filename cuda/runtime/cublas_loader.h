@@ -30,12 +30,24 @@ namespace lltm::cuda {
   X(cublasSetWorkspace_v2)       \
   X(cublasSgemm_v2)              \
   X(cublasDgemm_v2)              \
+  X(cublasGemmEx)                \
   X(cublasGetStatusName)         \
   X(cublasGetStatusString)       \
   X(cublasGetProperty)
 
+// cublasGemmEx is overloaded in C++ (cublas_api.h adds a wrapper that takes
+// the compute type as a cudaDataType): the table holds the library's own,
+// which function_type picks out of the overload set.
+using CublasGemmEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                        const void*, const void*, cudaDataType, int, const void*, cudaDataType, int,
+                                        const void*, void*, cudaDataType, int, cublasComputeType_t,
+                                        cublasGemmAlgo_t);
+template <typename F>
+F function_type(F);
+CublasGemmEx function_type(CublasGemmEx);
+
 struct CublasApi {
-#define LLTM_CUBLAS_MEMBER(symbol) decltype(&::symbol) symbol = nullptr;
+#define LLTM_CUBLAS_MEMBER(symbol) decltype(function_type(&::symbol)) symbol = nullptr;
   LLTM_CUBLAS_FUNCTIONS(LLTM_CUBLAS_MEMBER)
 #undef LLTM_CUBLAS_MEMBER
 };
@@ -59,12 +71,14 @@ const char* blas_source();
 #undef cublasSetWorkspace
 #undef cublasSgemm
 #undef cublasDgemm
+#undef cublasGemmEx
 #define cublasCreate (::lltm::cuda::cublas_api().cublasCreate_v2)
 #define cublasDestroy (::lltm::cuda::cublas_api().cublasDestroy_v2)
 #define cublasSetStream (::lltm::cuda::cublas_api().cublasSetStream_v2)
 #define cublasSetWorkspace (::lltm::cuda::cublas_api().cublasSetWorkspace_v2)
 #define cublasSgemm (::lltm::cuda::cublas_api().cublasSgemm_v2)
 #define cublasDgemm (::lltm::cuda::cublas_api().cublasDgemm_v2)
+#define cublasGemmEx (::lltm::cuda::cublas_api().cublasGemmEx)
 #define cublasGetStatusName (::lltm::cuda::cublas_api().cublasGetStatusName)
 #define cublasGetStatusString (::lltm::cuda::cublas_api().cublasGetStatusString)
 #endif

@@ -69,111 +69,125 @@ SequenceKernels choose(int64_t S, int64_t B) {
 }
 
 template <typename T>
-void forward(const SequenceForwardArgs& a, int32_t dtype, int device, DeviceState& dev) {
+void forward(const SequenceForwardArgs& a, int32_t dtype, int32_t float32_precision, int device, DeviceState& dev) {
   check_sizes(a.n, "lltm_sequence_forward");
   const int64_t steps = a.n.steps, B = a.n.batch, F = a.n.features, S = a.n.state, G = 3 * S;
   const SequenceKernels kernels = choose<T>(S, B);
-  const GemmEngine engine = gemm_engine(dev, kernels.own_gemm);
+  const GemmEngine engine = gemm_engine(dev, kernels.own_gemm, float32_precision);
   const InputRows<T> X = input_rows<T>(*a.inputs, dtype, dev.stream);
   const Matrix<const T> W = matrix<const T>(*a.weights);
   const Matrix<const T> Wx{W.data + S * W.cs, G, F, W.rs, W.cs};
+  // G_in [T * B, 3S] = X W_x^T for every step at once; the bias joins in the recurrence.
+  auto project = [&](T* gin) { gemm<T>(engine, X.m, Wx.transposed(), row_major(gin, steps * B, G), T(0)); };
+  SequenceForwardTensors<T> p{nullptr,
+                              accessor1<const T>(*a.bias),
+                              accessor<const T, 2>(*a.weights),
+                              accessor<const T, 2>(*a.h0),
+                              accessor<const T, 2>(*a.c0),
+                              accessor<T, 3>(*a.outputs),
+                              accessor<T, 2>(*a.last_h),
+                              accessor<T, 2>(*a.last_cell),
+                              static_cast<T*>(a.reserve),
+                              nullptr,
+                              nullptr,
+                              int(steps),
+                              int(B),
+                              int(S)};
+  if (kernels.recurrence == Recurrence::kGraph) return graph_forward<T>(p, engine, device, project);
   // The cluster kernels keep the cells and h between steps on chip.
   const bool on_chip = kernels.recurrence == Recurrence::kCluster;
   Scratch gin(size_t(steps * B * G) * sizeof(T)), cell(on_chip ? 0 : size_t(B * S) * sizeof(T));
   Scratch h_buffer(a.reserve == nullptr && !on_chip ? size_t(2 * B * S) * sizeof(T) : 0);
-  // G_in [T * B, 3S] = X W_x^T for every step at once; the bias joins in the recurrence.
-  gemm<T>(engine, X.m, Wx.transposed(), row_major(gin.as<T>(), steps * B, G), T(0));
-  const SequenceForwardTensors<T> p{gin.as<T>(),
-                                    accessor1<const T>(*a.bias),
-                                    accessor<const T, 2>(*a.weights),
-                                    accessor<const T, 2>(*a.h0),
-                                    accessor<const T, 2>(*a.c0),
-                                    accessor<T, 3>(*a.outputs),
-                                    accessor<T, 2>(*a.last_h),
-                                    accessor<T, 2>(*a.last_cell),
-                                    static_cast<T*>(a.reserve),
-                                    h_buffer.as<T>(),
-                                    cell.as<T>(),
-                                    int(steps),
-                                    int(B),
-                                    int(S)};
-  if (kernels.recurrence == Recurrence::kCluster)
+  project(gin.as<T>());
+  p.gin = gin.as<T>();
+  p.h_buffer = h_buffer.as<T>();
+  p.cell = cell.as<T>();
+  if (on_chip)
     cluster_forward(p, dev.stream);
-  else if (kernels.recurrence == Recurrence::kPersistent)
-    persistent_forward(p, dev.stream);
   else
-    graph_forward(p, kernels.own_gemm, device, dev.stream);
+    persistent_forward(p, dev.stream);
 }
 
 template <typename T>
-void backward(const SequenceBackwardArgs& a, int32_t dtype, int device, DeviceState& dev) {
+void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_precision, int device,
+              DeviceState& dev) {
   check_sizes(a.n, "lltm_sequence_backward");
   const int64_t steps = a.n.steps, B = a.n.batch, F = a.n.features, S = a.n.state, G = 3 * S;
   const SequenceKernels kernels = choose<T>(S, B);
-  const GemmEngine engine = gemm_engine(dev, kernels.own_gemm);
-  // The cluster kernels keep dh and dc between steps on chip.
-  const size_t carried = kernels.recurrence == Recurrence::kCluster ? 0 : size_t(B * S) * sizeof(T);
-  Scratch dG(size_t(steps * B * G) * sizeof(T)), dh(carried), dc(carried);
+  const GemmEngine engine = gemm_engine(dev, kernels.own_gemm, float32_precision);
   const T* reserve = static_cast<const T*>(a.reserve);
   auto optional3 = [](const lltm_tensor* t) { return t ? accessor<const T, 3>(*t) : Accessor<const T, 3>{}; };
   auto optional2 = [](const lltm_tensor* t) { return t ? accessor<const T, 2>(*t) : Accessor<const T, 2>{}; };
-  const SequenceBackwardTensors<T> p{optional3(a.grad_outputs),
-                                     optional2(a.grad_last_h),
-                                     optional2(a.grad_last_cell),
-                                     accessor<const T, 2>(*a.weights),
-                                     a.grad_outputs != nullptr,
-                                     a.grad_last_h != nullptr,
-                                     a.grad_last_cell != nullptr,
-                                     reserve,
-                                     dG.as<T>(),
-                                     dh.as<T>(),
-                                     dc.as<T>(),
-                                     accessor<T, 2>(*a.d_h0),
-                                     accessor<T, 2>(*a.d_c0),
-                                     int(steps),
-                                     int(B),
-                                     int(S)};
-  if (kernels.recurrence == Recurrence::kCluster)
-    cluster_backward(p, dev.stream);
-  else if (kernels.recurrence == Recurrence::kPersistent)
-    persistent_backward(p, dev.stream);
-  else
-    graph_backward(p, kernels.own_gemm, device, dev.stream);
+  SequenceBackwardTensors<T> p{optional3(a.grad_outputs),
+                               optional2(a.grad_last_h),
+                               optional2(a.grad_last_cell),
+                               accessor<const T, 2>(*a.weights),
+                               a.grad_outputs != nullptr,
+                               a.grad_last_h != nullptr,
+                               a.grad_last_cell != nullptr,
+                               reserve,
+                               nullptr,
+                               nullptr,
+                               nullptr,
+                               accessor<T, 2>(*a.d_h0),
+                               accessor<T, 2>(*a.d_c0),
+                               int(steps),
+                               int(B),
+                               int(S)};
 
-  // Every step's gate gradients are known: the rest is products over all T * B rows.
-  const Matrix<const T> dGm = row_major<const T>(dG.as<T>(), steps * B, G);
-  const Matrix<const T> W = matrix<const T>(*a.weights);
-  const Matrix<const T> Wx{W.data + S * W.cs, G, F, W.rs, W.cs};
-  const InputRows<T> X = input_rows<T>(*a.inputs, dtype, dev.stream);
-  // d_inputs [T * B, F] = dG W_x, through a contiguous copy when its rows are not evenly spaced.
-  Matrix<T> dX;
-  Scratch dx_staged(rows_of(*a.d_inputs, dX) ? 0 : size_t(steps * B * F) * sizeof(T));
-  if (dx_staged.as<void>() != nullptr) dX = row_major(dx_staged.as<T>(), steps * B, F);
-  gemm<T>(engine, dGm, Wx, dX, T(0));
-  if (dx_staged.as<void>() != nullptr)
-    strided_copy(*a.d_inputs, contiguous_like(*a.d_inputs, dx_staged.as<void>()), dtype, dev.stream);
-  // d_weights = dG^T [h_{t-1}, x_t] summed over steps: a product for the h
-  // columns (the saved h_{t-1} of every step) and one for the x columns.
-  const Matrix<T> dW = matrix<T>(*a.d_weights);
-  const T beta = a.accumulate ? T(1) : T(0);
-  gemm<T>(engine, dGm.transposed(), row_major<const T>(reserve + kPlaneH * steps * B * S, steps * B, S),
-          Matrix<T>{dW.data, G, S, dW.rs, dW.cs}, beta);
-  gemm<T>(engine, dGm.transposed(), X.m, Matrix<T>{dW.data + S * dW.cs, G, F, dW.rs, dW.cs}, beta);
-  column_sums<T>(dev.stream, dGm, static_cast<T*>(a.d_bias->data), a.d_bias->strides[0], a.accumulate);
+  // Once every step's gate gradients are known, the rest is products over all T * B rows.
+  auto finish = [&](const T* dG) {
+    const Matrix<const T> dGm = row_major<const T>(dG, steps * B, G);
+    const Matrix<const T> W = matrix<const T>(*a.weights);
+    const Matrix<const T> Wx{W.data + S * W.cs, G, F, W.rs, W.cs};
+    const InputRows<T> X = input_rows<T>(*a.inputs, dtype, dev.stream);
+    // d_inputs [T * B, F] = dG W_x, through a contiguous copy when its rows are not evenly spaced.
+    Matrix<T> dX;
+    Scratch dx_staged(rows_of(*a.d_inputs, dX) ? 0 : size_t(steps * B * F) * sizeof(T));
+    if (dx_staged.as<void>() != nullptr) dX = row_major(dx_staged.as<T>(), steps * B, F);
+    gemm<T>(engine, dGm, Wx, dX, T(0));
+    if (dx_staged.as<void>() != nullptr)
+      strided_copy(*a.d_inputs, contiguous_like(*a.d_inputs, dx_staged.as<void>()), dtype, dev.stream);
+    // d_weights = dG^T [h_{t-1}, x_t] summed over steps: a product for the h
+    // columns (the saved h_{t-1} of every step) and one for the x columns.
+    const Matrix<T> dW = matrix<T>(*a.d_weights);
+    const T beta = a.accumulate ? T(1) : T(0);
+    gemm<T>(engine, dGm.transposed(), row_major<const T>(reserve + kPlaneH * steps * B * S, steps * B, S),
+            Matrix<T>{dW.data, G, S, dW.rs, dW.cs}, beta);
+    gemm<T>(engine, dGm.transposed(), X.m, Matrix<T>{dW.data + S * dW.cs, G, F, dW.rs, dW.cs}, beta);
+    column_sums<T>(dev.stream, dGm, static_cast<T*>(a.d_bias->data), a.d_bias->strides[0], a.accumulate);
+  };
+  if (kernels.recurrence == Recurrence::kGraph) return graph_backward<T>(p, engine, device, finish);
+  // The cluster kernels keep dh and dc between steps on chip.
+  const bool on_chip = kernels.recurrence == Recurrence::kCluster;
+  const size_t carried = on_chip ? 0 : size_t(B * S) * sizeof(T);
+  Scratch dG(size_t(steps * B * G) * sizeof(T)), dh(carried), dc(carried);
+  p.dG = dG.as<T>();
+  p.dh = dh.as<T>();
+  p.dc = dc.as<T>();
+  if (on_chip)
+    cluster_backward(p, dev.stream);
+  else
+    persistent_backward(p, dev.stream);
+  finish(dG.as<T>());
 }
 
 }  // namespace
 
-void sequence_forward(const SequenceForwardArgs& args, int32_t dtype, int device) {
+void sequence_forward(const SequenceForwardArgs& args, int32_t dtype, int32_t float32_precision, int device) {
   DeviceGuard guard(device);
   DeviceState& dev = state(device);
-  LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_sequence_forward", [&] { forward<scalar_t>(args, dtype, device, dev); });
+  LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_sequence_forward", [&] {
+    forward<scalar_t>(args, dtype, float32_precision, device, dev);
+  });
 }
 
-void sequence_backward(const SequenceBackwardArgs& args, int32_t dtype, int device) {
+void sequence_backward(const SequenceBackwardArgs& args, int32_t dtype, int32_t float32_precision, int device) {
   DeviceGuard guard(device);
   DeviceState& dev = state(device);
-  LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_sequence_backward", [&] { backward<scalar_t>(args, dtype, device, dev); });
+  LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_sequence_backward", [&] {
+    backward<scalar_t>(args, dtype, float32_precision, device, dev);
+  });
 }
 
 }  // namespace lltm::cuda

@@ -12,7 +12,8 @@
 
 namespace lltm::cuda {
 
-void sequence_forward(const SequenceForwardArgs& args, int32_t dtype, int device);
-void sequence_backward(const SequenceBackwardArgs& args, int32_t dtype, int device);
+// float32_precision: LLTM_MATMUL_PRECISION_*, how the float32 products may round.
+void sequence_forward(const SequenceForwardArgs& args, int32_t dtype, int32_t float32_precision, int device);
+void sequence_backward(const SequenceBackwardArgs& args, int32_t dtype, int32_t float32_precision, int device);
 
 }  // namespace lltm::cuda

@@ -1,9 +1,12 @@
-// The step on cuBLAS, for large sizes: the products go to cuBLAS
-// (SGEMM/DGEMM, no reduced precision) and small kernels do the rest.
+// The step on cuBLAS, for large sizes: the products go to cuBLAS (float32
+// at the precision the call allows, math/float32_blas.h; float64 exact) and
+// small kernels do the rest.
 #include "step/cublas.h"
 
 #if LLTM_HAVE_CUBLAS
 #include "math/dtype.cuh"
+#include "math/float32_blas.h"
+#include "math/gemm.h"
 #include "math/strided.h"
 #include "ops/dtypes.h"
 #include "runtime/device.h"
@@ -68,27 +71,14 @@ __global__ void backward_pointwise(BackwardTensors<T> t, T* dG) {
     }
 }
 
-// d_bias[n] = sum over b of dG[b][n].
-template <typename T>
-__global__ void bias_sum(BackwardTensors<T> t, const T* dG) {
-  const int G = 3 * t.S;
-  for (int n = blockIdx.x * blockDim.x + threadIdx.x; n < G; n += gridDim.x * blockDim.x) {
-    T sum = 0;
-    for (int b = 0; b < t.B; ++b) sum += dG[int64_t(b) * G + n];
-    T& db = t.d_bias[n];
-    db = (t.accumulate ? db : T(0)) + sum;
-  }
-}
-
 // C = op(A) op(B) + beta C
-void gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* A, int lda,
-          const float* B, int ldb, float* C, int ldc, float beta = 0) {
-  const float one = 1;
-  LLTM_CUDA_CHECK(cublasSgemm(h, ta, tb, m, n, k, &one, A, lda, B, ldb, &beta, C, ldc));
+void gemm(cublasHandle_t h, int32_t float32_precision, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+          const float* A, int lda, const float* B, int ldb, float* C, int ldc, float beta = 0) {
+  LLTM_CUDA_CHECK(sgemm(h, float32_precision, ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc));
 }
 
-void gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const double* A, int lda,
-          const double* B, int ldb, double* C, int ldc, double beta = 0) {
+void gemm(cublasHandle_t h, int32_t, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const double* A,
+          int lda, const double* B, int ldb, double* C, int ldc, double beta = 0) {
   const double one = 1;
   LLTM_CUDA_CHECK(cublasDgemm(h, ta, tb, m, n, k, &one, A, lda, B, ldb, &beta, C, ldc));
 }
@@ -122,7 +112,7 @@ BlasMatrix<T> blas_matrix(const lltm_tensor& t, const Scratch& scratch, int32_t 
 }  // namespace
 
 template <typename T>
-void cublas_forward(const ForwardArgs& a, DeviceState& dev) {
+void cublas_forward(const ForwardArgs& a, DeviceState& dev, int32_t float32_precision) {
   constexpr int32_t dtype = dtype_of<T>();
   const int64_t B = a.n.batch, S = a.n.state, K = S + a.n.features;
   const ForwardTensors<T> t = forward_tensors<T>(a);
@@ -136,20 +126,22 @@ void cublas_forward(const ForwardArgs& a, DeviceState& dev) {
   const BlasMatrix<T> W = blas_matrix<T>(*a.weights, w_scratch, dtype, dev.stream);
   Scratch g_scratch(size_t(B * G) * sizeof(T));
   // Row-major G [B, 3S] is column-major G^T [3S, B] = W [3S, K] . X^T [K, B].
-  gemm(dev.blas, W.transposed ? CUBLAS_OP_N : CUBLAS_OP_T, CUBLAS_OP_N, int(G), int(B), int(K), W.data, W.ld, Xc,
-       int(K), g_scratch.as<T>(), int(G));
+  gemm(dev.blas, float32_precision, W.transposed ? CUBLAS_OP_N : CUBLAS_OP_T, CUBLAS_OP_N, int(G), int(B), int(K),
+       W.data, W.ld, Xc, int(K), g_scratch.as<T>(), int(G));
   launch("forward_pointwise", forward_pointwise<T>, dim3(grid_blocks(B * S)), dim3(kBlockThreads), 0, dev.stream, t, g_scratch.as<T>());
 }
 
 template <typename T>
-void cublas_backward(const BackwardArgs& a, DeviceState& dev) {
+void cublas_backward(const BackwardArgs& a, DeviceState& dev, int32_t float32_precision) {
   constexpr int32_t dtype = dtype_of<T>();
   const int64_t B = a.n.batch, S = a.n.state, F = a.n.features, K = S + F, G = 3 * S;
   const BackwardTensors<T> t = backward_tensors<T>(a);
   Scratch d_gates(size_t(B * G) * sizeof(T));
   const dim3 pointwise_grid(grid_blocks(G), grid_rows(B));
   launch("backward_pointwise", backward_pointwise<T>, dim3(pointwise_grid), dim3(kBlockThreads), 0, dev.stream, t, d_gates.as<T>());
-  launch("bias_sum", bias_sum<T>, dim3(grid_blocks(G)), dim3(kBlockThreads), 0, dev.stream, t, d_gates.as<T>());
+  // d_bias: dG's column sums, spread over the GPU's blocks in two passes however tall dG is.
+  column_sums<T>(dev.stream, row_major<const T>(d_gates.as<T>(), B, G), t.d_bias.data, t.d_bias.stride,
+                 a.accumulate);
   const T* dG = d_gates.as<T>();
   const Scratch x_scratch = blas_scratch(*a.X, dtype);
   const BlasMatrix<T> X = blas_matrix<T>(*a.X, x_scratch, dtype, dev.stream);
@@ -173,26 +165,26 @@ void cublas_backward(const BackwardArgs& a, DeviceState& dev) {
   };
   // d_weights [3S, K] row-major = column-major [K, 3S] = X^T [K, B] . dG [B, 3S].
   product(*a.d_weights, a.accumulate, [&](T* C, int ldc, T beta) {
-    gemm(dev.blas, X.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_T, int(K), int(G), int(B), X.data, X.ld, dG,
-         int(G), C, ldc, beta);
+    gemm(dev.blas, float32_precision, X.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_T, int(K), int(G), int(B),
+         X.data, X.ld, dG, int(G), C, ldc, beta);
   });
   // dX [B, K] = dG W; its column blocks are d_old_h (W's first S columns) and d_input.
   // Column-major: d_old_h^T [S, B] = W[:, :S]^T [S, 3S] . dG^T [3S, B].
   auto columns = [&](int64_t first) { return W.transposed ? W.data + first * W.ld : W.data + first; };
   product(*a.d_old_h, false, [&](T* C, int ldc, T) {
-    gemm(dev.blas, W.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, int(S), int(B), int(G), columns(0), W.ld,
-         dG, int(G), C, ldc);
+    gemm(dev.blas, float32_precision, W.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, int(S), int(B), int(G),
+         columns(0), W.ld, dG, int(G), C, ldc);
   });
   product(*a.d_input, false, [&](T* C, int ldc, T) {
-    gemm(dev.blas, W.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, int(F), int(B), int(G), columns(S), W.ld,
-         dG, int(G), C, ldc);
+    gemm(dev.blas, float32_precision, W.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, int(F), int(B), int(G),
+         columns(S), W.ld, dG, int(G), C, ldc);
   });
 }
 
-template void cublas_forward<float>(const ForwardArgs&, DeviceState&);
-template void cublas_forward<double>(const ForwardArgs&, DeviceState&);
-template void cublas_backward<float>(const BackwardArgs&, DeviceState&);
-template void cublas_backward<double>(const BackwardArgs&, DeviceState&);
+template void cublas_forward<float>(const ForwardArgs&, DeviceState&, int32_t);
+template void cublas_forward<double>(const ForwardArgs&, DeviceState&, int32_t);
+template void cublas_backward<float>(const BackwardArgs&, DeviceState&, int32_t);
+template void cublas_backward<double>(const BackwardArgs&, DeviceState&, int32_t);
 
 }  // namespace lltm::cuda
 #endif

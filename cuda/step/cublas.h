@@ -7,10 +7,11 @@
 namespace lltm::cuda {
 
 #if LLTM_HAVE_CUBLAS
+// float32_precision: LLTM_MATMUL_PRECISION_*, how the float32 products may round.
 template <typename T>
-void cublas_forward(const ForwardArgs& args, DeviceState& dev);
+void cublas_forward(const ForwardArgs& args, DeviceState& dev, int32_t float32_precision);
 template <typename T>
-void cublas_backward(const BackwardArgs& args, DeviceState& dev);
+void cublas_backward(const BackwardArgs& args, DeviceState& dev, int32_t float32_precision);
 #endif
 
 // The cuBLAS path where cuBLAS is not there (not in the build, or not found

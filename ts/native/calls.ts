@@ -7,7 +7,9 @@
  */
 import type { Device } from "../device.ts";
 import { LLTMError } from "../errors.ts";
-import { backendBit, CALL_BYTES, dtypeTable, type ElementType, layoutConstants, MAX_SCALARS } from "./constants.ts";
+import {
+  backendBit, CALL_BYTES, dtypeTable, type ElementType, layoutConstants, matmulPrecisionCode, MAX_SCALARS,
+} from "./constants.ts";
 import { type Describable, Descriptors, hostBlock } from "./descriptor.ts";
 import { native, type NativeLibrary } from "./library.ts";
 import type { Op } from "./op.ts";
@@ -160,6 +162,20 @@ export function synchronize(fn: string, device: Device): void {
 /** Number of CUDA devices (0 without the CUDA backend or a GPU). */
 export function cudaDeviceCount(): number {
   return library().lltm_cuda_device_count();
+}
+
+/** How float32 matrix products may round, process-wide (lltm_set_float32_matmul_precision). */
+export type Float32MatmulPrecision = keyof typeof matmulPrecisionCode;
+
+export function setFloat32MatmulPrecision(precision: Float32MatmulPrecision, fn: string): void {
+  unwrap(library().lltm_set_float32_matmul_precision(matmulPrecisionCode[precision]), fn);
+}
+
+export function float32MatmulPrecision(): Float32MatmulPrecision {
+  const code = library().lltm_float32_matmul_precision();
+  const name = (Object.keys(matmulPrecisionCode) as Float32MatmulPrecision[]).find((k) => matmulPrecisionCode[k] === code);
+  if (name === undefined) throw new LLTMError("INTERNAL", `lltm_float32_matmul_precision answered ${code}, which is no precision`);
+  return name;
 }
 
 /** Bytes per element of an element type. */

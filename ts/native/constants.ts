@@ -48,5 +48,12 @@ export const deviceKindCode = { cpu: h.LLTM_CPU, cuda: h.LLTM_CUDA } as const;
 /** Bits of lltm_backends(). */
 export const backendBit = { cpu: h.LLTM_BACKEND_CPU, cuda: h.LLTM_BACKEND_CUDA } as const;
 
+/** lltm_set_float32_matmul_precision's values, by torch.set_float32_matmul_precision's names. */
+export const matmulPrecisionCode = {
+  highest: h.LLTM_MATMUL_PRECISION_HIGHEST,
+  high: h.LLTM_MATMUL_PRECISION_HIGH,
+  medium: h.LLTM_MATMUL_PRECISION_MEDIUM,
+} as const;
+
 export const ACCUMULATE_PARAM_GRADS = h.LLTM_ACCUMULATE_PARAM_GRADS;
 export const SEQUENCE_TRAINING = h.LLTM_SEQUENCE_TRAINING;

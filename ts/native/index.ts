@@ -5,8 +5,9 @@
  * writes a descriptor (tests/layers.test.ts).
  */
 export {
-  alloc, bufferBytes, cudaDeviceCount, elementBytes, free, type LibraryInfo, libraryInfo, type NativeTensor, read, run,
-  runInto, synchronize, type ThreadsSource, write,
+  alloc, bufferBytes, cudaDeviceCount, elementBytes, type Float32MatmulPrecision, float32MatmulPrecision, free,
+  type LibraryInfo, libraryInfo, type NativeTensor, read, run, runInto, setFloat32MatmulPrecision, synchronize,
+  type ThreadsSource, write,
 } from "./calls.ts";
 export { newDescribableId, overlaps } from "./descriptor.ts";
 export {

@@ -33,6 +33,10 @@ export const symbols = {
   lltm_cuda_device_count: { args: [], returns: "i32" },
   // const char* lltm_cuda_blas(void)
   lltm_cuda_blas: { args: [], returns: "cstring" },
+  // int32_t lltm_set_float32_matmul_precision(int32_t precision)
+  lltm_set_float32_matmul_precision: { args: ["i32"], returns: "i32" },
+  // int32_t lltm_float32_matmul_precision(void)
+  lltm_float32_matmul_precision: { args: [], returns: "i32" },
   // int32_t lltm_forward(input, weights, bias, old_h, old_cell, new_h, new_cell, input_gate,
   //                      output_gate, candidate_cell, X, gate_weights, dtype, device_kind, device_index)
   lltm_forward: { args: forwardArgs, returns: "i32" },

@@ -1,4 +1,4 @@
-#include <array>
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -11,8 +11,32 @@ namespace lltm::cuda {
 
 namespace {
 
+// W_h, the first S columns of the weights [3S, S + F] (any strides), into a contiguous [3S, S].
 template <typename T>
-__global__ void __launch_bounds__(kBlockThreads) forward_step_pointwise(SequenceForwardTensors<T> p, int t) {
+__device__ __forceinline__ void copy_recurrent_weights(const Accessor<const T, 2>& weights, int S, T* out) {
+  const int64_t n = int64_t(3) * S * S;
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x)
+    out[e] = weights[e / S][e % S];
+}
+
+// Before each replay of a forward graph: the call's tensors into the graph's
+// block, W_h and h0 (as the h of step -1, which step 0's product reads) into its buffers.
+template <typename T>
+__global__ void __launch_bounds__(kBlockThreads)
+    forward_prologue(SequenceForwardTensors<T> p, SequenceForwardTensors<T>* params, T* wh, T* h_first) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) *params = p;
+  copy_recurrent_weights(p.weights, p.S, wh);
+  const int64_t n = int64_t(p.B) * p.S;
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x)
+    h_first[e] = p.h0[e / p.S][e % p.S];
+}
+
+// Step t after its product: the gates, the cell update, and h_t into the
+// graph's h slot t % 2 (p.h_buffer), which step t + 1's product reads.
+template <typename T>
+__global__ void __launch_bounds__(kBlockThreads)
+    forward_step_pointwise(const SequenceForwardTensors<T>* params, int t) {
+  const SequenceForwardTensors<T> p = *params;
   const int64_t n = int64_t(p.B) * p.S;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     const int b = int(e / p.S), s = int(e % p.S);
@@ -25,34 +49,71 @@ __global__ void __launch_bounds__(kBlockThreads) forward_step_pointwise(Sequence
       p.plane(kPlaneGate2, t)[e] = g2;
     }
     if (t == 0) save_h0(p, b, s);
-    finish_cell(p, t, b, s, i, o, z, old_cell_of(p, t, b, s));
+    const CellUpdate<T> u = cell_update(i, o, z, old_cell_of(p, t, b, s));
+    store_cell(p, t, b, s, u);
+    // store_cell wrote h_t to the slot only where no reserve takes it.
+    if (p.reserve != nullptr && t + 1 < p.steps) p.h_buffer[(t & 1) * n + e] = u.h;
   }
 }
 
+// Before each replay of a backward graph: the call's tensors into the graph's block, W_h into its buffer.
 template <typename T>
-__global__ void __launch_bounds__(kBlockThreads) backward_step_pointwise(SequenceBackwardTensors<T> p, int t) {
+__global__ void __launch_bounds__(kBlockThreads)
+    backward_prologue(SequenceBackwardTensors<T> p, SequenceBackwardTensors<T>* params, T* wh) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) *params = p;
+  copy_recurrent_weights(p.weights, p.S, wh);
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kBlockThreads)
+    backward_step_pointwise(const SequenceBackwardTensors<T>* params, int t) {
+  const SequenceBackwardTensors<T> p = *params;
   const int64_t n = int64_t(p.B) * p.S;
-  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x)
-  {
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     const int b = int(e / p.S), s = int(e % p.S);
     backward_cell(p, t, b, s, load_saved(p, t, b, s));
   }
 }
 
-// A graph's shape: calls of equal shape capture graphs of equal topology,
-// so the last call's executable graph is updated in place (new pointers)
-// rather than instantiated again.
-using Shape = std::array<int64_t, 6>;
+// After step 0's product: dh, the gradient of h0, into d_h0 (any strides).
+template <typename T>
+__global__ void __launch_bounds__(kBlockThreads) store_d_h0(const SequenceBackwardTensors<T>* params) {
+  const SequenceBackwardTensors<T> p = *params;
+  const int64_t n = int64_t(p.B) * p.S;
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x)
+    p.d_h0[e / p.S][e % p.S] = p.dh[e];
+}
 
+enum class Pass { kForward, kBackward };
+
+// Everything a captured graph depends on besides the buffers it owns.
+struct GraphKey {
+  Pass pass;
+  int64_t steps, B, S;
+  size_t element_bytes;
+  bool own_gemm, reserve;
+  int32_t float32_precision;
+
+  bool operator==(const GraphKey& o) const {
+    return pass == o.pass && steps == o.steps && B == o.B && S == o.S && element_bytes == o.element_bytes &&
+           own_gemm == o.own_gemm && reserve == o.reserve && float32_precision == o.float32_precision;
+  }
+};
+
+// A captured graph and the buffers its nodes read and write: the call's
+// tensors (`params`), W_h, the gate sums or gradients of every step, and the
+// carried state (h slots and cell, or dh and dc).
 struct CachedGraph {
+  GraphKey key;
   cudaGraphExec_t exec = nullptr;
-  Shape shape{};
+  std::unique_ptr<Scratch> params, weights, gates, state;
+  uint64_t last_use = 0;
 };
 
 // What capturing needs, per device: a stream of its own (nothing else may
 // launch into a capture), a cuBLAS handle bound to it with a fixed workspace
-// (cuBLAS must not allocate while captured), and each pass's last executable
-// graph. The mutex serialises the graph path's calls on a device.
+// (cuBLAS must not allocate while captured), and the cached graphs. The
+// mutex serialises the graph path's passes on a device.
 struct GraphState {
   std::mutex mutex;
   cudaStream_t capture = nullptr;
@@ -60,18 +121,21 @@ struct GraphState {
   cublasHandle_t blas = nullptr;
   void* workspace = nullptr;
 #endif
-  CachedGraph forward, backward;
+  std::vector<std::unique_ptr<CachedGraph>> graphs;
+  uint64_t uses = 0;
 };
 
 #if LLTM_HAVE_CUBLAS
 constexpr size_t kBlasWorkspaceBytes = size_t(32) << 20;
 #endif
 
+// Never destroyed: the graphs' buffers go back to the device pool, which
+// must not be called into after the runtime has shut down at exit.
 GraphState& graph_state(int device) {
   static std::mutex mutex;
-  static std::vector<std::unique_ptr<GraphState>> all(device_count());
+  static auto* all = new std::vector<std::unique_ptr<GraphState>>(device_count());
   std::lock_guard<std::mutex> lock(mutex);
-  std::unique_ptr<GraphState>& g = all.at(device);
+  std::unique_ptr<GraphState>& g = all->at(device);
   if (!g) {
     auto fresh = std::make_unique<GraphState>();
     LLTM_CUDA_CHECK(cudaStreamCreateWithFlags(&fresh->capture, cudaStreamNonBlocking));
@@ -88,15 +152,55 @@ GraphState& graph_state(int device) {
   return *g;
 }
 
-// Captures `record` (launches on the capture stream) into a graph, updates
-// the cached executable graph from it (or makes one), and launches that on `stream`.
+// The capture stream's engine for products computed as the call's `engine` computes them.
+GemmEngine engine_for(GraphState& g, const GemmEngine& engine) {
+#if LLTM_HAVE_CUBLAS
+  return {g.capture, engine.float32_precision, uses_blas(engine) ? g.blas : nullptr};
+#else
+  return {g.capture, engine.float32_precision};
+#endif
+}
+
+template <typename T>
+GraphKey key_of(Pass pass, int64_t steps, int64_t B, int64_t S, bool reserve, const GemmEngine& engine) {
+  // Float64 products are exact at every precision: one graph serves them all.
+  const int32_t precision = sizeof(T) == sizeof(float) ? engine.float32_precision : LLTM_MATMUL_PRECISION_HIGHEST;
+  return {pass, steps, B, S, sizeof(T), !uses_blas(engine), reserve, precision};
+}
+
+struct BufferBytes {
+  size_t params, weights, gates, state;
+};
+
+// The cached graph of `key`, or a new one: its buffers allocated, then
+// `record(graph)` (launches on the capture stream) captured and instantiated.
+// A full cache first gives up its least recently used graph, once `stream`
+// is done with it.
 template <typename Record>
-void capture_and_launch(GraphState& g, CachedGraph& cached, const Shape& shape, cudaStream_t stream,
-                        Record&& record) {
+CachedGraph& cached_graph(GraphState& g, const GraphKey& key, const BufferBytes& bytes, cudaStream_t stream,
+                          Record&& record) {
+  for (const std::unique_ptr<CachedGraph>& c : g.graphs)
+    if (c->key == key) {
+      c->last_use = ++g.uses;
+      return *c;
+    }
+  if (g.graphs.size() >= size_t(kMaxCachedGraphs)) {
+    auto oldest = std::min_element(g.graphs.begin(), g.graphs.end(),
+                                   [](const auto& a, const auto& b) { return a->last_use < b->last_use; });
+    LLTM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    LLTM_CUDA_CHECK(cudaGraphExecDestroy((*oldest)->exec));
+    g.graphs.erase(oldest);
+  }
+  auto fresh = std::make_unique<CachedGraph>();
+  fresh->key = key;
+  fresh->params = std::make_unique<Scratch>(bytes.params);
+  fresh->weights = std::make_unique<Scratch>(bytes.weights);
+  fresh->gates = std::make_unique<Scratch>(bytes.gates);
+  fresh->state = std::make_unique<Scratch>(bytes.state);
   LLTM_CUDA_CHECK(cudaStreamBeginCapture(g.capture, cudaStreamCaptureModeThreadLocal));
   cudaGraph_t graph = nullptr;
   try {
-    record();
+    record(*fresh);
   } catch (...) {
     cudaStreamEndCapture(g.capture, &graph);
     if (graph != nullptr) cudaGraphDestroy(graph);
@@ -107,80 +211,86 @@ void capture_and_launch(GraphState& g, CachedGraph& cached, const Shape& shape, 
     cudaGraph_t graph;
     ~GraphOwner() { cudaGraphDestroy(graph); }
   } owner{graph};
-  // An update can still fail where cuBLAS picks other kernels (other alignments, say); then instantiate anew.
-  if (cached.exec != nullptr && cached.shape == shape) {
-    cudaGraphExecUpdateResultInfo info;
-    if (cudaGraphExecUpdate(cached.exec, graph, &info) == cudaSuccess) {
-      LLTM_CUDA_CHECK(cudaGraphLaunch(cached.exec, stream));
-      return;
-    }
-    cudaGetLastError();  // clear the failed update's error
-  }
-  if (cached.exec != nullptr) {
-    LLTM_CUDA_CHECK(cudaStreamSynchronize(stream));  // its last launch is done with it
-    LLTM_CUDA_CHECK(cudaGraphExecDestroy(cached.exec));
-    cached.exec = nullptr;
-  }
-  LLTM_CUDA_CHECK(cudaGraphInstantiate(&cached.exec, graph, 0));
-  cached.shape = shape;
-  LLTM_CUDA_CHECK(cudaGraphLaunch(cached.exec, stream));
-}
-
-GemmEngine engine_for(GraphState& g, bool own_gemm) {
-#if LLTM_HAVE_CUBLAS
-  return {g.capture, own_gemm ? nullptr : g.blas};
-#else
-  (void)own_gemm;
-  return {g.capture};
-#endif
-}
-
-template <typename T>
-Matrix<const T> view(const Accessor<const T, 2>& a, int64_t rows, int64_t cols) {
-  return {a.data, rows, cols, a.strides[0], a.strides[1]};
+  LLTM_CUDA_CHECK(cudaGraphInstantiate(&fresh->exec, graph, 0));
+  fresh->last_use = ++g.uses;
+  g.graphs.push_back(std::move(fresh));
+  return *g.graphs.back();
 }
 
 }  // namespace
 
 template <typename T>
-void graph_forward(const SequenceForwardTensors<T>& p, bool own_gemm, int device, cudaStream_t stream) {
+void graph_forward(const SequenceForwardTensors<T>& p, const GemmEngine& engine, int device,
+                   const std::function<void(T* gin)>& project) {
   GraphState& g = graph_state(device);
   std::lock_guard<std::mutex> lock(g.mutex);
-  const GemmEngine engine = engine_for(g, own_gemm);
-  const int64_t B = p.B, S = p.S, G = 3 * S;
-  const Matrix<const T> Wh_t = view(p.weights, G, S).transposed();
-  const Shape shape{p.steps, B, S, sizeof(T), own_gemm, p.reserve != nullptr};
-  capture_and_launch(g, g.forward, shape, stream, [&] {
+  const int64_t B = p.B, S = p.S, G = 3 * S, BS = B * S;
+  const cudaStream_t stream = engine.stream;
+  const GraphKey key = key_of<T>(Pass::kForward, p.steps, B, S, p.reserve != nullptr, engine);
+  // state: h slots 0 and 1, then the cell.
+  const BufferBytes bytes{sizeof(SequenceForwardTensors<T>), size_t(G * S) * sizeof(T),
+                          size_t(p.steps * B * G) * sizeof(T), size_t(3 * BS) * sizeof(T)};
+  CachedGraph& c = cached_graph(g, key, bytes, stream, [&](CachedGraph& c) {
+    const GemmEngine captured = engine_for(g, engine);
+    const auto* params = c.params->as<SequenceForwardTensors<T>>();
+    const Matrix<const T> Wh_t = row_major<const T>(c.weights->as<T>(), G, S).transposed();
     for (int t = 0; t < p.steps; ++t) {
-      const Matrix<const T> h_prev = t == 0 ? view(p.h0, B, S) : row_major<const T>(p.h_of(t - 1), B, S);
-      gemm<T>(engine, h_prev, Wh_t, row_major(const_cast<T*>(p.gin) + t * B * G, B, G), T(1));
-      launch("forward_step_pointwise", forward_step_pointwise<T>, dim3(grid_blocks(B * S)),
-             dim3(kBlockThreads), 0, g.capture, p, t);
+      const T* h_prev = c.state->as<T>() + ((t + 1) & 1) * BS;
+      gemm<T>(captured, row_major(h_prev, B, S), Wh_t, row_major(c.gates->as<T>() + t * B * G, B, G), T(1));
+      launch("forward_step_pointwise", forward_step_pointwise<T>, dim3(grid_blocks(BS)), dim3(kBlockThreads), 0,
+             g.capture, params, t);
     }
   });
+  SequenceForwardTensors<T> q = p;
+  q.gin = c.gates->as<T>();
+  q.h_buffer = c.state->as<T>();
+  q.cell = c.state->as<T>() + 2 * BS;
+  project(c.gates->as<T>());
+  launch("forward_prologue", forward_prologue<T>, dim3(grid_blocks(G * S)), dim3(kBlockThreads), 0, stream, q,
+         c.params->as<SequenceForwardTensors<T>>(), c.weights->as<T>(), c.state->as<T>() + BS);
+  LLTM_CUDA_CHECK(cudaGraphLaunch(c.exec, stream));
 }
 
 template <typename T>
-void graph_backward(const SequenceBackwardTensors<T>& p, bool own_gemm, int device, cudaStream_t stream) {
+void graph_backward(const SequenceBackwardTensors<T>& p, const GemmEngine& engine, int device,
+                    const std::function<void(const T* dG)>& finish) {
   GraphState& g = graph_state(device);
   std::lock_guard<std::mutex> lock(g.mutex);
-  const GemmEngine engine = engine_for(g, own_gemm);
-  const int64_t B = p.B, S = p.S, G = 3 * S;
-  const Matrix<const T> Wh = view(p.weights, G, S);
-  const Matrix<T> d_h0{p.d_h0.data, B, S, p.d_h0.strides[0], p.d_h0.strides[1]};
-  const Shape shape{p.steps, B, S, sizeof(T), own_gemm, 0};
-  capture_and_launch(g, g.backward, shape, stream, [&] {
+  const int64_t B = p.B, S = p.S, G = 3 * S, BS = B * S;
+  const cudaStream_t stream = engine.stream;
+  const GraphKey key = key_of<T>(Pass::kBackward, p.steps, B, S, false, engine);
+  // state: dh, then dc.
+  const BufferBytes bytes{sizeof(SequenceBackwardTensors<T>), size_t(G * S) * sizeof(T),
+                          size_t(p.steps * B * G) * sizeof(T), size_t(2 * BS) * sizeof(T)};
+  CachedGraph& c = cached_graph(g, key, bytes, stream, [&](CachedGraph& c) {
+    const GemmEngine captured = engine_for(g, engine);
+    const auto* params = c.params->as<SequenceBackwardTensors<T>>();
+    const Matrix<const T> Wh = row_major<const T>(c.weights->as<T>(), G, S);
+    const Matrix<T> dh = row_major(c.state->as<T>(), B, S);
     for (int t = p.steps - 1; t >= 0; --t) {
-      launch("backward_step_pointwise", backward_step_pointwise<T>, dim3(grid_blocks(B * S)),
-             dim3(kBlockThreads), 0, g.capture, p, t);
-      gemm<T>(engine, row_major<const T>(p.dG + t * B * G, B, G), Wh, t > 0 ? row_major(p.dh, B, S) : d_h0, T(0));
+      launch("backward_step_pointwise", backward_step_pointwise<T>, dim3(grid_blocks(BS)), dim3(kBlockThreads), 0,
+             g.capture, params, t);
+      gemm<T>(captured, row_major<const T>(c.gates->as<T>() + t * B * G, B, G), Wh, dh, T(0));
     }
+    launch("store_d_h0", store_d_h0<T>, dim3(grid_blocks(BS)), dim3(kBlockThreads), 0, g.capture, params);
   });
+  SequenceBackwardTensors<T> q = p;
+  q.dG = c.gates->as<T>();
+  q.dh = c.state->as<T>();
+  q.dc = c.state->as<T>() + BS;
+  launch("backward_prologue", backward_prologue<T>, dim3(grid_blocks(G * S)), dim3(kBlockThreads), 0, stream, q,
+         c.params->as<SequenceBackwardTensors<T>>(), c.weights->as<T>());
+  LLTM_CUDA_CHECK(cudaGraphLaunch(c.exec, stream));
+  finish(c.gates->as<T>());
 }
 
-template void graph_forward<float>(const SequenceForwardTensors<float>&, bool, int, cudaStream_t);
-template void graph_forward<double>(const SequenceForwardTensors<double>&, bool, int, cudaStream_t);
-template void graph_backward<float>(const SequenceBackwardTensors<float>&, bool, int, cudaStream_t);
-template void graph_backward<double>(const SequenceBackwardTensors<double>&, bool, int, cudaStream_t);
+template void graph_forward<float>(const SequenceForwardTensors<float>&, const GemmEngine&, int,
+                                   const std::function<void(float*)>&);
+template void graph_forward<double>(const SequenceForwardTensors<double>&, const GemmEngine&, int,
+                                   const std::function<void(double*)>&);
+template void graph_backward<float>(const SequenceBackwardTensors<float>&, const GemmEngine&, int,
+                                    const std::function<void(const float*)>&);
+template void graph_backward<double>(const SequenceBackwardTensors<double>&, const GemmEngine&, int,
+                                    const std::function<void(const double*)>&);
 
 }  // namespace lltm::cuda

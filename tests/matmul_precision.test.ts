@@ -1,0 +1,135 @@
+/**
+ * setFloat32MatmulPrecision (torch.set_float32_matmul_precision): the
+ * setting itself, the refusal of other names, exact products on the CPU at
+ * every setting, and on CUDA with cuBLAS, TF32 products within TF32's
+ * rounding where "high" allows them and exact ones again under "highest"
+ * (the sequence engine's cached graphs are keyed by the precision).
+ */
+import {
+  backendInfo, float32MatmulPrecisions, getFloat32MatmulPrecision, linear, lltmSequenceForward, setFloat32MatmulPrecision,
+  Tensor,
+} from "../ts/index.ts";
+import { headerConstants as h, Status } from "../ts/native/constants.ts";
+import { native } from "../ts/native/library.ts";
+import { assert, assertEquals, assertThrowsLLTM, cudaSkipReason, test } from "./harness.ts";
+import { makeInput, referenceError, tolerance } from "./helpers.ts";
+import { referenceLinear } from "./linear_reference.ts";
+import { makeSequence, makeWeights } from "./sequence_helpers.ts";
+import { referenceSequence } from "./sequence_reference.ts";
+
+// TF32 keeps 10 of float32's 23 mantissa bits: each input is off by at most
+// 2^-11 relative, a product by twice that; over a sum of products of random
+// signs the norm-wise error stays near that bound, under 2e-3. bfloat16
+// ("medium") keeps 7 bits: 2^-8 per input, under 1e-2.
+const tf32Tolerance = 2e-3;
+const bf16Tolerance = 1e-2;
+
+function withPrecision<T>(precision: (typeof float32MatmulPrecisions)[number], body: () => T): T {
+  const before = getFloat32MatmulPrecision();
+  setFloat32MatmulPrecision(precision);
+  try {
+    return body();
+  } finally {
+    setFloat32MatmulPrecision(before);
+  }
+}
+
+test("setFloat32MatmulPrecision sets what getFloat32MatmulPrecision reads; highest is the default", () => {
+  assertEquals(getFloat32MatmulPrecision(), "highest");
+  for (const p of float32MatmulPrecisions) withPrecision(p, () => assertEquals(getFloat32MatmulPrecision(), p));
+  assertEquals(getFloat32MatmulPrecision(), "highest");
+});
+
+test("setFloat32MatmulPrecision refuses another name by its argument, changing nothing", () => {
+  for (const bad of ["low", "HIGH", "", 1, undefined]) {
+    assertThrowsLLTM(
+      () => setFloat32MatmulPrecision(bad as unknown as "high"),
+      "INVALID_ARGUMENT",
+      /setFloat32MatmulPrecision: 'precision' must be "highest", "high" or "medium", got/,
+    );
+    assertEquals(getFloat32MatmulPrecision(), "highest");
+  }
+});
+
+test("lltm_set_float32_matmul_precision refuses a value outside LLTM_MATMUL_PRECISION_*, naming the argument", () => {
+  const lib = native();
+  for (const bad of [-1, 3, 1000]) {
+    assertEquals(lib.lltm_set_float32_matmul_precision(bad), Status.INVALID_ARGUMENT, `precision ${bad}`);
+    assert(/lltm_set_float32_matmul_precision: 'precision' must be 0 \(highest\), 1 \(high\) or 2 \(medium\), got/.test(lib.lltm_last_error()), lib.lltm_last_error());
+    assertEquals(lib.lltm_float32_matmul_precision(), h.LLTM_MATMUL_PRECISION_HIGHEST);
+  }
+  assertEquals(lib.lltm_set_float32_matmul_precision(h.LLTM_MATMUL_PRECISION_MEDIUM), Status.OK);
+  assertEquals(getFloat32MatmulPrecision(), "medium");
+  assertEquals(lib.lltm_set_float32_matmul_precision(h.LLTM_MATMUL_PRECISION_HIGHEST), Status.OK);
+});
+
+test("CPU products are exact float32 at every precision", () => {
+  using x = makeInput([33, 70], "contiguous", 1, "float32");
+  using w = makeInput([21, 70], "transposed", 2, "float32", "cpu", 1 / Math.sqrt(70));
+  using exact = linear(x, w);
+  for (const p of float32MatmulPrecisions) {
+    withPrecision(p, () => {
+      using y = linear(x, w);
+      assertEquals(Array.from(y.toTypedArray()), Array.from(exact.toTypedArray()), `CPU linear under ${p}`);
+    });
+  }
+});
+
+const skip = cudaSkipReason();
+
+/**
+ * Whether the CUDA products run on cuBLAS: not where the backend has none,
+ * nor where LLTM_CUDA_KERNELS forces the own kernel (fused, fused-int64),
+ * which computes exactly at every precision.
+ */
+function cublasProducts(): boolean {
+  const forced = `,${process.env.LLTM_CUDA_KERNELS ?? ""},`;
+  return backendInfo().cudaBlas === "cublas" && !forced.includes(",fused,") && !forced.includes(",fused-int64,");
+}
+
+test("CUDA: float32 linear takes TF32 (or bfloat16) products where allowed, exact ones under highest", () => {
+  const cublas = cublasProducts();
+  const N = 256, K = 512, M = 256;
+  using x = makeInput([N, K], "contiguous", 3, "float32", "cuda");
+  using w = makeInput([M, K], "contiguous", 4, "float32", "cuda", 1 / Math.sqrt(K));
+  const expected = referenceLinear(x, w);
+  const error = () => {
+    using y = linear(x, w);
+    return referenceError(y.toTypedArray(), expected);
+  };
+  const highest = error();
+  assert(highest <= tolerance.float32, `highest: ${highest}`);
+  const high = withPrecision("high", error);
+  const medium = withPrecision("medium", error);
+  assert(high <= tf32Tolerance, `high: ${high}`);
+  assert(medium <= bf16Tolerance, `medium: ${medium}`);
+  // cuBLAS rounds to TF32 when allowed; the own kernel computes exactly at every setting.
+  if (cublas) assert(high > 10 * highest, `high (${high}) rounds more than highest (${highest}): TF32 is in use`);
+  else assert(high <= tolerance.float32, `the own kernel is exact under high: ${high}`);
+  const again = error();
+  assert(again <= tolerance.float32, `highest again: ${again}`);
+}, { skip });
+
+test("CUDA: the sequence engine's products follow the precision, its cached graphs with it", () => {
+  const cublas = cublasProducts();
+  // S = 640: past what the persistent kernels keep on chip, so the graph path runs.
+  const T = 4, B = 8, F = 16, S = 640;
+  using inputs = makeSequence([T, B, F], "contiguous", 5, "float32", "cuda");
+  using weights = makeWeights(S, F, "contiguous", 6, "float32", "cuda");
+  using bias = makeInput([3 * S], "contiguous", 7, "float32", "cuda");
+  using h0 = makeInput([B, S], "contiguous", 8, "float32", "cuda");
+  using c0 = makeInput([B, S], "contiguous", 9, "float32", "cuda");
+  const expected = referenceSequence(inputs, weights, bias, h0, c0).outputs;
+  const error = () => {
+    using fw = lltmSequenceForward(inputs, weights, bias, h0, c0);
+    return referenceError(fw.outputs.toTypedArray(), expected);
+  };
+  const highest = error();
+  assert(highest <= tolerance.float32, `highest: ${highest}`);
+  const high = withPrecision("high", error);
+  assert(high <= tf32Tolerance, `high: ${high}`);
+  if (cublas) assert(high > 10 * highest, `high (${high}) rounds more than highest (${highest}): TF32 is in use`);
+  else assert(high <= tolerance.float32, `the own kernel is exact under high: ${high}`);
+  const again = error();
+  assert(again <= tolerance.float32, `highest again, from the graph captured for it: ${again}`);
+}, { skip });
