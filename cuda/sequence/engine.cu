@@ -11,6 +11,7 @@
 #include "sequence/cluster/cluster.h"
 #include "sequence/engine.h"
 #include "sequence/graph/graph.h"
+#include "sequence/lengths.cuh"
 #include "sequence/persistent/persistent.h"
 
 namespace lltm::cuda {
@@ -72,6 +73,7 @@ template <typename T>
 void forward(const SequenceForwardArgs& a, int32_t dtype, int device, DeviceState& dev) {
   check_sizes(a.n, "lltm_sequence_forward");
   const int64_t steps = a.n.steps, B = a.n.batch, F = a.n.features, S = a.n.state, G = 3 * S;
+  const SampleLengths lengths = checked_lengths(a.lengths, steps, "lltm_sequence_forward", dev.stream);
   const SequenceKernels kernels = choose<T>(S, B);
   const GemmEngine engine = gemm_engine(dev, kernels.own_gemm);
   const InputRows<T> X = input_rows<T>(*a.inputs, dtype, dev.stream);
@@ -96,7 +98,8 @@ void forward(const SequenceForwardArgs& a, int32_t dtype, int device, DeviceStat
                                     cell.as<T>(),
                                     int(steps),
                                     int(B),
-                                    int(S)};
+                                    int(S),
+                                    lengths};
   if (kernels.recurrence == Recurrence::kCluster)
     cluster_forward(p, dev.stream);
   else if (kernels.recurrence == Recurrence::kPersistent)
@@ -109,6 +112,7 @@ template <typename T>
 void backward(const SequenceBackwardArgs& a, int32_t dtype, int device, DeviceState& dev) {
   check_sizes(a.n, "lltm_sequence_backward");
   const int64_t steps = a.n.steps, B = a.n.batch, F = a.n.features, S = a.n.state, G = 3 * S;
+  const SampleLengths lengths = checked_lengths(a.lengths, steps, "lltm_sequence_backward", dev.stream);
   const SequenceKernels kernels = choose<T>(S, B);
   const GemmEngine engine = gemm_engine(dev, kernels.own_gemm);
   // The cluster kernels keep dh and dc between steps on chip.
@@ -132,7 +136,8 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int device, DeviceSt
                                      accessor<T, 2>(*a.d_c0),
                                      int(steps),
                                      int(B),
-                                     int(S)};
+                                     int(S),
+                                     lengths};
   if (kernels.recurrence == Recurrence::kCluster)
     cluster_backward(p, dev.stream);
   else if (kernels.recurrence == Recurrence::kPersistent)
