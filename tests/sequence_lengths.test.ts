@@ -186,6 +186,42 @@ for (const [device, skip] of devices) {
     }
   }, { skip });
 
+  test(`half types with lengths compute as float32 on the same values, rounded once, on ${device}`, () => {
+    // The library stages half tensors through float32 (the compute type) and leaves lengths as they are,
+    // so a half call is the float32 call on the widened values with each result rounded to the half type.
+    const [T, B, F, S] = [5, 3, 4, 6];
+    const lengths = [5, 2, 3];
+    for (const half of ["bfloat16", "float16"] as DType[]) {
+      const narrow = (t: Tensor) => {
+        const h = t.to(half);
+        t.dispose();
+        return h;
+      };
+      const wide = (t: Tensor) => t.to("float32");
+      using x = narrow(Tensor.randn([T, B, F], { device, seed: 1 }));
+      using w = narrow(makeWeights(S, F, "contiguous", 2, "float32", device));
+      using b = narrow(Tensor.randn([3 * S], { device, seed: 3 }));
+      using h0 = narrow(Tensor.randn([B, S], { device, seed: 4 }));
+      using c0 = narrow(Tensor.randn([B, S], { device, seed: 5 }));
+      using go = narrow(Tensor.randn([T, B, S], { device, seed: 6 }));
+      using len = int32(lengths, device);
+      using fw = lltmSequenceForward(x, w, b, h0, c0, { lengths: len });
+      using bw = lltmSequenceBackward(go, undefined, undefined, fw.reserve!, x, w, h0, { lengths: len });
+      using x32 = wide(x), w32 = wide(w), b32 = wide(b), h32 = wide(h0), c32 = wide(c0), go32 = wide(go);
+      using fw32 = lltmSequenceForward(x32, w32, b32, h32, c32, { lengths: len });
+      using bw32 = lltmSequenceBackward(go32, undefined, undefined, fw32.reserve!, x32, w32, h32, { lengths: len });
+      const pairs = [
+        ["outputs", fw.outputs, fw32.outputs], ["lastH", fw.lastH, fw32.lastH], ["lastCell", fw.lastCell, fw32.lastCell],
+        ["dInputs", bw.dInputs, bw32.dInputs], ["dWeights", bw.dWeights, bw32.dWeights], ["dH0", bw.dH0, bw32.dH0],
+      ] as const;
+      for (const [name, got, f32] of pairs) {
+        using rounded = f32.to(half);
+        assertEquals(Array.from(got.toTypedArray()), Array.from(rounded.toTypedArray()), `${half} ${name}`);
+      }
+      assert(zeroPast(fw.outputs, lengths), `${half}: outputs past the lengths are 0`);
+    }
+  }, { skip });
+
   test(`bad lengths are refused before anything is written, on ${device}`, () => {
     const [T, B, F, S] = [4, 3, 2, 3];
     using x = Tensor.randn([T, B, F], { dtype: "float64", device, seed: 1 });
