@@ -311,6 +311,37 @@ for (const [device, skip] of devices) {
     }
   }, { skip });
 
+  test(`LLTM's reverse direction with lengths runs each sample from its own last step back to its first, on ${device}`, () => {
+    const [T, B, F, S] = [5, 3, 2, 3];
+    const lengths = [3, 5, 1];
+    using m = new LLTM(F, S, { bidirectional: true, dtype: "float64", device, seed: 5 });
+    using x = Tensor.randn([T, B, F], { dtype: "float64", device, seed: 6 });
+    const params = new Map(m.namedParameters());
+    const w = params.get("reverseLayers.0.weights")!, b = params.get("reverseLayers.0.bias")!;
+    using out = noGrad(() => m.forward(x, undefined, { lengths }));
+    const output = out.output.toTypedArray(), hs = out.h.toTypedArray(), xs = x.toTypedArray();
+    for (let s = 0; s < B; s++) {
+      const n = lengths[s]!;
+      // The sample's steps in reverse order, built on the host.
+      const reversed = new Float64Array(n * F);
+      for (let t = 0; t < n; t++) for (let k = 0; k < F; k++) reversed[t * F + k] = xs[((n - 1 - t) * B + s) * F + k]!;
+      using xr = Tensor.fromTypedArray(reversed, [n, 1, F], { device });
+      using zeros = Tensor.zeros([1, S], { dtype: "float64", device });
+      using back = lltmSequenceForward(xr, w, b, zeros, zeros, { training: false });
+      const bo = back.outputs.toTypedArray(), bh = back.lastH.toTypedArray();
+      for (let t = 0; t < T; t++) {
+        for (let k = 0; k < S; k++) {
+          const got = output[(t * B + s) * 2 * S + S + k]!, want = t < n ? bo[(n - 1 - t) * S + k]! : 0;
+          assert(Math.abs(got - want) <= 1e-12 * Math.max(1, Math.abs(want)), `sample ${s} t ${t} reverse output ${k}: ${got} vs ${want}`);
+        }
+      }
+      for (let k = 0; k < S; k++) {
+        const got = hs[(1 * B + s) * S + k]!, want = bh[k]!;
+        assert(Math.abs(got - want) <= 1e-12 * Math.max(1, Math.abs(want)), `sample ${s} reverse h ${k}: ${got} vs ${want}`);
+      }
+    }
+  }, { skip });
+
   test(`LLTM.forward refuses bad lengths naming itself, on ${device}`, () => {
     using m = new LLTM(2, 3, { device });
     using x = Tensor.randn([4, 2, 2], { device, seed: 1 });

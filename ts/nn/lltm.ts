@@ -195,7 +195,7 @@ export class LLTM extends Module {
     const lengthValues = options.lengths === undefined ? undefined : checkLengths(fn, options.lengths, T, B);
     const device = this.cells.at(0).weights.device;
     const owned: Tensor[] = [];
-    const reversal = lengthValues !== undefined && this.bidirectional ? SampleReversal.of(lengthValues, T, device) : undefined;
+    const reversal = this.bidirectional ? SampleReversal.of(lengthValues ?? new Int32Array(B).fill(T), T, device) : undefined;
     try {
       const lengths = lengthValues && own(owned, Tensor.fromTypedArray(lengthValues, [B], { dtype: "int32", device }));
       let input = this.batchFirst ? own(owned, x.transpose(0, 1)) : x;
@@ -215,7 +215,7 @@ export class LLTM extends Module {
         lastH.push(own(owned, out.h));
         lastC.push(own(owned, out.c));
         let output = own(owned, out.output);
-        if (this.reverseCells !== undefined) {
+        if (this.reverseCells !== undefined && reversal !== undefined) {
           const backward = this.reverseCells.at(l);
           const s1 = initial(k + 1);
           const reversed = own(owned, reverseTime(input, reversal));

@@ -1,27 +1,16 @@
 /**
  * A sequence reversed in time, on the tape, for the second direction of a
- * bidirectional LLTM: T copies of a step, as strides cannot be negative; with
- * per-sample lengths, each sample reversed within its own length (as
- * PyTorch's packed sequences are) by one gather of rows, the steps past its
- * length left in place. Either is its own inverse, so its backward is itself.
+ * bidirectional LLTM: each sample reversed within its own length (all T
+ * without lengths; as PyTorch's packed sequences are), its steps past its
+ * length left in place, by one gather of rows (the embedding op) rather than
+ * a copy per step, as strides cannot be negative. The reversal is its own
+ * inverse, so its backward is itself.
  */
 import { withGradMode } from "../autograd/grad_mode.ts";
 import { Node } from "../autograd/node.ts";
 import { needsRecording, recordOne } from "../autograd/record.ts";
 import { embedding } from "../ops/embedding.ts";
 import { Tensor } from "../tensor/index.ts";
-
-/** x [T, ...] with its steps in reverse order (a new tensor). */
-function flip(x: Tensor): Tensor {
-  const out = Tensor.empty(x.shape, { dtype: x.dtype, device: x.device });
-  const T = x.shape[0]!;
-  for (let t = 0; t < T; t++) {
-    using from = x.narrow(0, t, 1);
-    using to = out.narrow(0, T - 1 - t, 1);
-    to.copyFrom(from);
-  }
-  return out;
-}
 
 /**
  * The rows of a [T, B] sequence, as int32 indices into its [T*B] rows, that
@@ -64,16 +53,16 @@ export class SampleReversal {
   }
 }
 
-class FlipNode extends Node {
+class ReverseNode extends Node {
   private reversal: SampleReversal | undefined;
 
-  constructor(reversal: SampleReversal | undefined) {
+  constructor(reversal: SampleReversal) {
     super("LLTM.forward (reversed sequence)");
     this.reversal = reversal;
   }
 
   backward(grads: readonly (Tensor | undefined)[]): (Tensor | undefined)[] {
-    return [this.reversal !== undefined ? this.reversal.apply(grads[0]!) : flip(grads[0]!)];
+    return [this.reversal!.apply(grads[0]!)];
   }
 
   protected releaseSaved(): void {
@@ -82,12 +71,8 @@ class FlipNode extends Node {
   }
 }
 
-/**
- * x [T, ...] reversed in time, on the tape; with `reversal`, x [T, B, X] with each sample reversed
- * within its own length (the node keeps its own reference to the reversal's rows).
- */
-export function reverseTime(x: Tensor, reversal?: SampleReversal): Tensor {
-  const out = withGradMode(false, () => (reversal !== undefined ? reversal.apply(x) : flip(x)));
-  if (!needsRecording([x])) return out;
-  return recordOne(new FlipNode(reversal?.retain()), [x], out);
+/** x [T, B, X] with each sample reversed as `reversal` says, on the tape (its node keeps its own reference to the rows). */
+export function reverseTime(x: Tensor, reversal: SampleReversal): Tensor {
+  const out = withGradMode(false, () => reversal.apply(x));
+  return needsRecording([x]) ? recordOne(new ReverseNode(reversal.retain()), [x], out) : out;
 }
