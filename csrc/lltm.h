@@ -309,6 +309,10 @@ LLTM_API int32_t lltm_abi_constant(const char* name, int64_t* value);
  * lltm_sequence_backward. Its layout is private to the backend that wrote it.
  * Without LLTM_SEQUENCE_TRAINING the forward keeps nothing (inference):
  * reserve may then be NULL and reserve_bytes 0.
+ *
+ * Per-sample lengths (int32 [B], each from 1 to T) are taken by the ops'
+ * optional `lengths` slot through lltm_run (LLTM_OP_SEQUENCE_FORWARD and
+ * _BACKWARD in lltm_ops.def); these typed wrappers run every sample T steps.
  */
 
 /* Stores in *bytes the size of the reserve of a training forward with these

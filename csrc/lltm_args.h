@@ -103,6 +103,7 @@ struct SequenceForwardArgs {
   const lltm_tensor *inputs, *weights, *bias, *h0, *c0;
   const lltm_tensor *outputs, *last_h, *last_cell;
   void* reserve;  // nullptr for inference (no LLTM_SEQUENCE_TRAINING)
+  const lltm_tensor* lengths;  // int32 [B], each in [1, T] (checked by the backend); nullptr: all T
   SequenceSizes n;
 };
 
@@ -111,6 +112,7 @@ struct SequenceBackwardArgs {
   const void* reserve;
   const lltm_tensor *inputs, *weights, *h0;
   const lltm_tensor *d_inputs, *d_weights, *d_bias, *d_h0, *d_c0;
+  const lltm_tensor* lengths;  // as the forward's
   SequenceSizes n;
   bool accumulate;  // add d_weights and d_bias to the outputs' contents
 };

@@ -14,46 +14,16 @@ import {
 } from "../ts/index.ts";
 import { native } from "../ts/native/library.ts";
 import { assert, assertEquals, cudaSkipReason, test } from "./harness.ts";
-import { distance, disposeAll, dtype, layout, makeInput, norm } from "./helpers.ts";
+import { disposeAll, dtype, layout, makeInput } from "./helpers.ts";
 import {
-  assertProperty, magnitudeTolerance, makeSequence, makeWeights, sequenceCase, sequenceLayout, sequenceTolerance,
+  assertProperty, type Magnitude, magnitudeTolerance, makeSequence, makeWeights, mismatch, sequenceCase, sequenceLayout,
+  sequenceTolerance,
 } from "./sequence_helpers.ts";
 import { type Gradient, referenceSequence } from "./sequence_reference.ts";
 
 const devices = [["cpu", false], ["cuda", cudaSkipReason()]] as const;
 /** Random cases per device; LLTM_SEQUENCE_CASES raises it for a longer search. */
 const cases = Number((globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env.LLTM_SEQUENCE_CASES ?? 60);
-
-/** The magnitudes of a gradient's terms (see sequence_reference.ts) and the error allowed relative to them. */
-interface Magnitude {
-  values: ArrayLike<number>;
-  tol: number;
-}
-
-/**
- * Whether `actual` is within relative error `tol` of `expected`; or, for a
- * gradient whose terms cancel, within `magnitude.tol` of the norm of the
- * terms' magnitudes: rounding errors scale with the terms, not with a sum
- * that cancels, so no float32 implementation meets 1e-5 of such a sum.
- * `approximations` is 2 when both sides round. A gradient that has vanished
- * below what the dtype resolves (float32's normal numbers end at 1.2e-38; a
- * saturated cell's slope over a long sequence reaches e^-100) counts as
- * matching within that floor. Returns a message saying why not, or undefined.
- */
-function mismatch(
-  actual: ArrayLike<number>, expected: ArrayLike<number>, tol: number, magnitude?: Magnitude,
-  approximations = 1,
-): string | undefined {
-  const err = relativeError(actual, expected);
-  if (err <= tol) return undefined;
-  const diff = distance(actual, expected);
-  const floor = (actual instanceof Float32Array ? 1e-30 : 1e-290) * Math.sqrt(actual.length);
-  if (diff <= floor) return undefined;
-  if (magnitude === undefined) return `relative error ${err} > ${tol}`;
-  const scale = norm(magnitude.values), allowed = approximations * magnitude.tol;
-  if (diff <= allowed * scale) return undefined;
-  return `relative error ${err} > ${tol}, and ${diff / scale} of the terms' magnitude > ${allowed}`;
-}
 
 function check(what: string, actual: Tensor, expected: ArrayLike<number>, tol: number): void {
   const why = mismatch(actual.toTypedArray(), expected, tol);

@@ -1,8 +1,8 @@
 /** Random sequence cases for the sequence engine's tests: sizes and [T, B, X] tensors laid out as views. */
 import fc from "fast-check";
 
-import { type DeviceLike, type DType, Tensor } from "../ts/index.ts";
-import { type Layout, relayout, smallSize, tolerance, unitRoundoff } from "./helpers.ts";
+import { type DeviceLike, type DType, relativeError, Tensor } from "../ts/index.ts";
+import { distance, type Layout, norm, relayout, smallSize, tolerance, unitRoundoff } from "./helpers.ts";
 
 /** How a [T, B, X] test tensor is laid out in memory. */
 export type SequenceLayout = "contiguous" | "batchMajor" | "strided" | "narrowed" | "featureMajor" | "expanded";
@@ -114,4 +114,35 @@ export function makeWeights(S: number, F: number, layout: Layout, seed: number, 
   const values = base.toTypedArray().map((v) => v * scale);
   using scaled = Tensor.fromTypedArray(values, [3 * S, S + F], { dtype, device });
   return relayout(scaled, layout);
+}
+
+/** The magnitudes of a gradient's terms (see sequence_reference.ts) and the error allowed relative to them. */
+export interface Magnitude {
+  values: ArrayLike<number>;
+  tol: number;
+}
+
+/**
+ * Whether `actual` is within relative error `tol` of `expected`; or, for a
+ * gradient whose terms cancel, within `magnitude.tol` of the norm of the
+ * terms' magnitudes: rounding errors scale with the terms, not with a sum
+ * that cancels, so no float32 implementation meets 1e-5 of such a sum.
+ * `approximations` is 2 when both sides round. A gradient that has vanished
+ * below what the dtype resolves (float32's normal numbers end at 1.2e-38; a
+ * saturated cell's slope over a long sequence reaches e^-100) counts as
+ * matching within that floor. Returns a message saying why not, or undefined.
+ */
+export function mismatch(
+  actual: ArrayLike<number>, expected: ArrayLike<number>, tol: number, magnitude?: Magnitude,
+  approximations = 1,
+): string | undefined {
+  const err = relativeError(actual, expected);
+  if (err <= tol) return undefined;
+  const diff = distance(actual, expected);
+  const floor = (actual instanceof Float32Array ? 1e-30 : 1e-290) * Math.sqrt(actual.length);
+  if (diff <= floor) return undefined;
+  if (magnitude === undefined) return `relative error ${err} > ${tol}`;
+  const scale = norm(magnitude.values), allowed = approximations * magnitude.tol;
+  if (diff <= allowed * scale) return undefined;
+  return `relative error ${err} > ${tol}, and ${diff / scale} of the terms' magnitude > ${allowed}`;
 }

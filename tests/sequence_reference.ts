@@ -8,6 +8,10 @@
  * tutorial's sigma (1 - sigma) and 1 - tanh(c)^2: over a sequence the cell
  * grows to where 1 - tanh(c)^2 keeps only the digits float64 has left after
  * cancelling (1e-8 relative at |c| = 10), which is no reference for 1e-12.
+ *
+ * With per-sample lengths, sample b's steps from lengths[b] on carry its
+ * state, output zeros and pass no gradient (the cell's gradient passes
+ * unchanged); gradLastH reaches its step lengths[b] - 1.
  */
 import { referenceForwardMatrices, type Tensor, toMatrix } from "../ts/index.ts";
 import { eluSlope, sigmoidSlope, tanhSlope } from "../ts/reference.ts";
@@ -34,12 +38,13 @@ export type Gradient = "dInputs" | "dWeights" | "dBias" | "dH0" | "dC0";
 
 const values = (t: Tensor) => Float64Array.from(t.toTypedArray());
 
-/** Gradients that are omitted count as zeros. */
+/** Gradients that are omitted count as zeros; omitted lengths are T for every sample. */
 export function referenceSequence(
   inputs: Tensor, weights: Tensor, bias: Tensor, h0: Tensor, c0: Tensor,
-  gradOutputs?: Tensor, gradLastH?: Tensor, gradLastCell?: Tensor,
+  gradOutputs?: Tensor, gradLastH?: Tensor, gradLastCell?: Tensor, lengths?: readonly number[],
 ): ReferenceSequence {
   const [T, B, F] = inputs.shape as [number, number, number];
+  const length = (row: number) => lengths?.[row] ?? T;
   const S = h0.shape[1]!, K = S + F, G = 3 * S;
   const x = values(inputs);
   const W = toMatrix(weights), b = toMatrix(bias);
@@ -48,20 +53,28 @@ export function referenceSequence(
   const outputs = new Float64Array(T * B * S);
   for (let t = 0; t < T; t++) {
     const step = referenceForwardMatrices({ rows: B, cols: F, data: x.subarray(t * B * F, (t + 1) * B * F) }, W, b, h, c);
+    for (let row = 0; row < B; row++) {
+      if (t < length(row)) continue;
+      step.newH.data.set(h.data.subarray(row * S, (row + 1) * S), row * S);
+      step.newCell.data.set(c.data.subarray(row * S, (row + 1) * S), row * S);
+    }
     steps.push(step);
     outputs.set(step.newH.data, t * B * S);
+    for (let row = 0; row < B; row++) if (t >= length(row)) outputs.fill(0, (t * B + row) * S, (t * B + row + 1) * S);
     h = step.newH;
     c = step.newCell;
   }
   const gOut = gradOutputs ? values(gradOutputs) : new Float64Array(T * B * S);
-  let dh = gradLastH ? values(gradLastH) : new Float64Array(B * S);
+  const gLastH = gradLastH ? values(gradLastH) : new Float64Array(B * S);
+  let dh = new Float64Array(B * S);
   const dc = gradLastCell ? values(gradLastCell) : new Float64Array(B * S);
   const dInputs = new Float64Array(T * B * F);
   const dWeights = new Float64Array(G * K), dBias = new Float64Array(G);
   const dGates = new Float64Array(B * G);
   // The magnitudes' counterparts (m*).
   const abs = (a: Float64Array) => a.map(Math.abs);
-  let mdh = abs(dh);
+  const mgLastH = abs(gLastH);
+  let mdh = new Float64Array(B * S);
   const mdc = abs(dc), mgOut = abs(gOut), mW = abs(W.data);
   const mdInputs = new Float64Array(T * B * F), mdWeights = new Float64Array(G * K), mdBias = new Float64Array(G);
   const mdGates = new Float64Array(B * G);
@@ -69,7 +82,12 @@ export function referenceSequence(
     const s = steps[t]!;
     for (let e = 0; e < B * S; e++) {
       const row = Math.floor(e / S), u = e % S, g = row * G;
-      const gradH = dh[e]! + gOut[t * B * S + e]!;
+      if (t >= length(row)) {
+        for (const at of [g + u, g + S + u, g + 2 * S + u]) dGates[at] = mdGates[at] = 0;
+        continue;
+      }
+      const last = t === length(row) - 1;
+      const gradH = dh[e]! + gOut[t * B * S + e]! + (last ? gLastH[e]! : 0);
       const i = s.inputGate.data[e]!, o = s.outputGate.data[e]!, z = s.candidateCell.data[e]!;
       const cell = s.newCell.data[e]!;
       const dCell = tanhSlope(cell) * o * gradH + dc[e]!;
@@ -80,7 +98,7 @@ export function referenceSequence(
       dGates[g + u] = f0 * dCell;
       dGates[g + S + u] = f1 * gradH;
       dGates[g + 2 * S + u] = f2 * dCell;
-      const mGradH = mdh[e]! + mgOut[t * B * S + e]!;
+      const mGradH = mdh[e]! + mgOut[t * B * S + e]! + (last ? mgLastH[e]! : 0);
       const mCell = Math.abs(tanhSlope(cell) * o) * mGradH + mdc[e]!;
       mdc[e] = mCell;
       mdGates[g + u] = Math.abs(f0) * mCell;

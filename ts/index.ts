@@ -37,7 +37,7 @@ export {
 } from "./autograd/index.ts";
 export {
   type LLTMSequenceBackwardResult, lltmSequenceBackward, lltmSequenceBackwardAccumulate, type LLTMSequenceForwardResult,
-  lltmSequenceForward, type LLTMSequenceStateGradients, type SequenceForwardOptions,
+  lltmSequenceForward, type LLTMSequenceStateGradients, type SequenceBackwardOptions, type SequenceForwardOptions,
 } from "./ops/sequence.ts";
 export {
   type Matrix, referenceBackward, referenceBackwardMatrices, referenceForward, referenceForwardMatrices,
@@ -51,7 +51,7 @@ export {
   LLTMLayer, type LLTMLayerOptions, type LLTMSequence, type LLTMStep, type Parameter, type SequenceOptions, type State,
 } from "./module.ts";
 export {
-  clipGradNorm_, Dropout, Embedding, Linear, type LinearOptions, LLTM, LLTMCell, type LLTMOptions, type LLTMOutput, type LLTMState,
+  clipGradNorm_, Dropout, Embedding, Linear, type LinearOptions, LLTM, LLTMCell, type LLTMForwardOptions, type LLTMOptions, type LLTMOutput, type LLTMState,
   type LoadStateDictOptions, Module, ModuleList, type ParameterOptions, Sequential, type TensorModule,
 } from "./nn/index.ts";
 export {

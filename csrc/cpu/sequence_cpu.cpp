@@ -20,6 +20,11 @@
 // The forward forms them where it has the gates, so the backward loop is a
 // product and a few multiplications per step, with no transcendental
 // function.
+//
+// Per-sample lengths: sample b's steps from lengths[b] on keep its state
+// (h and c carried, so the last state is that of its own last step), write
+// zero outputs, and keep zero factors; the backward gives those steps zero
+// gate gradients and adds grad_last_h at the sample's own last step.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +33,7 @@
 
 #include "../accessor.h"
 #include "../dispatch.h"
+#include "../ops/refusals.h"
 #include "cell_slopes.h"
 #include "gemm.h"
 #include "kernels.h"
@@ -128,6 +134,24 @@ void gather_rows(T* dst, const lltm_tensor& src) {
   copy(contiguous_like(src, dst), src, kEngine);
 }
 
+// Each sample's number of steps: lengths[b], or T for all without lengths.
+// Every length is checked before anything is written.
+class Lengths {
+ public:
+  Lengths(const lltm_tensor* t, int64_t steps, const char* fn)
+      : data_(t != nullptr ? static_cast<const int32_t*>(t->data) : nullptr), stride_(t != nullptr ? t->strides[0] : 0),
+        steps_(steps) {
+    if (data_ == nullptr) return;
+    for (int64_t b = 0; b < t->sizes[0]; ++b)
+      if (data_[b * stride_] < 1 || data_[b * stride_] > steps) ops::refuse_length(fn, b, data_[b * stride_], steps);
+  }
+  int64_t operator[](int64_t b) const { return data_ != nullptr ? data_[b * stride_] : steps_; }
+
+ private:
+  const int32_t* data_;
+  int64_t stride_, steps_;
+};
+
 // The sizes of one call's tiling: NR units per panel, Q panels.
 template <typename T, int NV>
 struct Tiling {
@@ -148,6 +172,7 @@ void forward(const SequenceForwardArgs& a) {
   const auto bias = accessor1<const T>(*a.bias);
   const auto x = accessor<const T, 3>(*a.inputs);
   const auto out = accessor<T, 3>(*a.outputs);
+  const Lengths length(a.lengths, steps, "lltm_sequence_forward");
   constexpr bool training = Keep;
 
   // Training keeps the gate factors where the input sums were (each unit's
@@ -233,6 +258,17 @@ void forward(const SequenceForwardArgs& a) {
           for (int64_t i = 0; i < mr; ++i) {
             const int64_t b = b0 + i, o = b * S + u0;
             const int64_t og = b * G + u0;
+            const auto dst = out[t][b];
+            if (t >= length[b]) {
+              // Past the sample's length (so t >= 1): the state carried, the output and the factors zero.
+              std::memcpy(h_next + o, h_prev + o, size_t(nr) * sizeof(T));
+              for (int64_t j = 0; j < nr; ++j) dst[u0 + j] = T(0);
+              if (Keep) {
+                for (int g = 0; g < 3; ++g) std::fill(gx + og + g * S, gx + og + g * S + nr, T(0));
+                std::fill(slope + o, slope + o + nr, T(0));
+              }
+              continue;
+            }
             int64_t u = 0;
             for (; u + L <= nr; u += L)
               forward_unit<Keep, Lane<T>>(tile[0] + i * NR + u, tile[1] + i * NR + u, tile[2] + i * NR + u,
@@ -240,7 +276,6 @@ void forward(const SequenceForwardArgs& a) {
             for (; u < nr; ++u)
               forward_unit<Keep, T>(tile[0] + i * NR + u, tile[1] + i * NR + u, tile[2] + i * NR + u, gx + og + u,
                                     S, cell + o + u, h_next + o + u, Keep ? slope + o + u : nullptr);
-            const auto dst = out[t][b];
             if (dst.stride == 1)
               std::memcpy(&dst[u0], h_next + o, size_t(nr) * sizeof(T));
             else
@@ -264,6 +299,7 @@ void backward(const SequenceBackwardArgs& a) {
   const T* const factors_all = static_cast<const T*>(a.reserve);
   const T* const slope_all = factors_all + rows_all * G;
   const T* const h_all = slope_all + rows_all * S;
+  const Lengths length(a.lengths, steps, "lltm_sequence_backward");
 
   // W_h as panels of NR columns (state units) over all 3S rows.
   T* const packed = engine_buffer<T>(kPacked, size_t(G * k.SP));
@@ -275,7 +311,8 @@ void backward(const SequenceBackwardArgs& a) {
     std::fill(dc, dc + B * S, T(0));
 
   // dh_{t} for the part's rows and units: the recurrent product of step
-  // t+1's gate gradients (none after the last step) plus the given gradients.
+  // t+1's gate gradients (none after the last step) plus the given gradients
+  // (grad_last_h at each sample's own last step).
   auto recurrent = [&](int64_t t, int64_t b0, int64_t mr, int64_t q, const T* const* rows, T* tile) {
     const int64_t u0 = q * NR, nr = std::min<int64_t>(NR, S - u0);
     if (t + 1 < steps)
@@ -288,7 +325,7 @@ void backward(const SequenceBackwardArgs& a) {
         const auto g = accessor<const T, 3>(*a.grad_outputs)[t][b0 + i];
         for (int64_t j = 0; j < nr; ++j) r[j] += g[u0 + j];
       }
-      if (t == steps - 1 && a.grad_last_h != nullptr) {
+      if (t == length[b0 + i] - 1 && a.grad_last_h != nullptr) {
         const auto g = accessor<const T, 2>(*a.grad_last_h)[b0 + i];
         for (int64_t j = 0; j < nr; ++j) r[j] += g[u0 + j];
       }
@@ -325,6 +362,11 @@ void backward(const SequenceBackwardArgs& a) {
           constexpr int64_t L = lane_width<T>();
           for (int64_t i = 0; i < mr; ++i) {
             const int64_t b = b0 + i, o = b * S + u0, og = b * G + u0;
+            if (t >= length[b]) {
+              // Past the sample's length: no gate gradient, the cell's gradient carried unchanged.
+              for (int g = 0; g < 3; ++g) std::fill(dg + og + g * S, dg + og + g * S + nr, T(0));
+              continue;
+            }
             int64_t u = 0;
             for (; u + L <= nr; u += L)
               backward_unit<Lane<T>>(tile + i * NR + u, factors + og + u, slope + o + u, S, dc + o + u, dg + og + u);

@@ -43,6 +43,13 @@ inline void check_indices(const char* fn, const char* name, const lltm_tensor& i
     if (rule.refuses(id[i * ids.strides[0]])) refuse_index(fn, name, i, id[i * ids.strides[0]], rule);
 }
 
+// A sequence's per-sample length outside [1, steps].
+[[noreturn]] inline void refuse_length(const char* fn, int64_t position, int64_t value, int64_t steps) {
+  fail(LLTM_ERR_INVALID_ARGUMENT, std::string(fn) + ": 'lengths' holds " + std::to_string(value) + " at [" +
+                                      std::to_string(position) + "]; expected a length from 1 to T = " +
+                                      std::to_string(steps));
+}
+
 // Row `row` of a sampling op's weights: one is negative, infinite or NaN (`bad`), or none is positive.
 [[noreturn]] inline void refuse_weights(const char* fn, const char* name, int64_t row, bool bad) {
   fail(LLTM_ERR_INVALID_ARGUMENT, std::string(fn) + ": '" + name + "' row " + std::to_string(row) +

@@ -21,6 +21,17 @@ namespace lltm::cuda {
 // activated values would not. 5 planes, the reserve size the ABI promises.
 enum ReservePlane { kPlaneH, kPlaneGate0, kPlaneGate1, kPlaneGate2, kPlaneCell, kReservePlanes };
 
+// Each sample's number of steps (int32 [B], checked to lie in [1, T] before
+// a pass runs), or T for every sample where data is null. From a sample's
+// length on, the forward carries its state and writes zero outputs; the
+// backward gives those steps no gradient and adds grad_last_h at the
+// sample's own last step.
+struct SampleLengths {
+  const int32_t* data;
+  int64_t stride;
+  __host__ __device__ int of(int b, int steps) const { return data != nullptr ? data[b * stride] : steps; }
+};
+
 template <typename T>
 struct SequenceForwardTensors {
   const T* gin;  // [T * B, 3S]: each step's x_t W_x^T, without the bias (the graph path adds h W_h^T in place)
@@ -32,6 +43,7 @@ struct SequenceForwardTensors {
   T* h_buffer;  // inference: [2, B, S], step t's h in slot t % 2
   T* cell;      // [B, S]: the cell between steps
   int steps, B, S;
+  SampleLengths lengths;
 
   __host__ __device__ T* plane(int which, int64_t t) const { return reserve + (int64_t(which) * steps + t) * B * S; }
   // Step t's h as a contiguous [B, S] matrix, for step t + 1 < T to read.
@@ -51,6 +63,7 @@ struct SequenceBackwardTensors {
   T* dc;  // [B, S]: the cell's gradient between steps
   Accessor<T, 2> d_h0, d_c0;
   int steps, B, S;
+  SampleLengths lengths;
 
   __host__ __device__ const T* plane(int which, int64_t t) const {
     return reserve + (int64_t(which) * steps + t) * B * S;
@@ -71,13 +84,14 @@ __device__ __forceinline__ CellUpdate<T> cell_update(T i, T o, T z, T old_cell) 
   return {cell, tanh_of(cell) * o};
 }
 
-// Where a cell update of state s, row b, step t goes: the output, the next
-// cell (or the last h and cell), h for the next step and the saved cell.
+// Where a cell update of state s, row b, step t goes: the output (zero past
+// the sample's length, `live` false), the next cell (or the last h and
+// cell), h for the next step and the saved cell.
 template <typename T>
 __device__ __forceinline__ void store_cell(const SequenceForwardTensors<T>& p, int t, int b, int s,
-                                           const CellUpdate<T>& u) {
+                                           const CellUpdate<T>& u, bool live) {
   const int64_t e = int64_t(b) * p.S + s;
-  p.outputs[t][b][s] = u.h;
+  p.outputs[t][b][s] = live ? u.h : T(0);
   if (t + 1 == p.steps) {
     p.last_h[b][s] = u.h;
     p.last_cell[b][s] = u.cell;
@@ -88,11 +102,22 @@ __device__ __forceinline__ void store_cell(const SequenceForwardTensors<T>& p, i
   if (t + 1 < p.steps) p.h_of(t)[e] = u.h;
 }
 
-// The cell update of state s, row b, step t once its gates are known, stored.
+// The h step t reads (h_{t-1}; h0 at step 0).
+template <typename T>
+__device__ __forceinline__ T old_h_of(const SequenceForwardTensors<T>& p, int t, int b, int s) {
+  // Past L1: other threads wrote it in the step before.
+  return t == 0 ? p.h0[b][s] : __ldcg(p.h_of(t - 1) + int64_t(b) * p.S + s);
+}
+
+// The cell update of state s, row b, step t once its gates are known,
+// stored; past the sample's length, its state carried instead.
 template <typename T>
 __device__ __forceinline__ void finish_cell(const SequenceForwardTensors<T>& p, int t, int b, int s, T i, T o, T z,
                                             T old_cell) {
-  store_cell(p, t, b, s, cell_update(i, o, z, old_cell));
+  if (t < p.lengths.of(b, p.steps))
+    store_cell(p, t, b, s, cell_update(i, o, z, old_cell), true);
+  else
+    store_cell(p, t, b, s, CellUpdate<T>{old_cell, old_h_of(p, t, b, s)}, false);
 }
 
 // Step 0's entry of the saved h plane: h0 itself.
@@ -141,6 +166,16 @@ __device__ __forceinline__ CellGradients<T> cell_gradients(const SavedCell<T>& v
           d_cell};
 }
 
+// Step t's gradients of a sample of `length` steps: none past its length
+// (the cell's gradient passes unchanged), grad_last_h joining grad_h at its
+// last step.
+template <typename T>
+__device__ __forceinline__ CellGradients<T> sample_gradients(const SavedCell<T>& v, int t, int length, T grad_h,
+                                                             T grad_cell, T grad_last_h) {
+  if (t >= length) return {T(0), T(0), T(0), grad_cell};
+  return cell_gradients(v, t + 1 == length ? grad_h + grad_last_h : grad_h, grad_cell);
+}
+
 // The gradients that reach the last step's h and cell from outside the sequence.
 template <typename T>
 __device__ __forceinline__ T last_grad_h(const SequenceBackwardTensors<T>& p, int b, int s) {
@@ -159,8 +194,10 @@ __device__ __forceinline__ void backward_cell(const SequenceBackwardTensors<T>& 
                                               const SavedCell<T>& v) {
   const int64_t e = int64_t(b) * p.S + s;
   const bool last = t + 1 == p.steps;
-  const CellGradients<T> d =
-      cell_gradients(v, last ? last_grad_h(p, b, s) : p.dh[e], last ? last_grad_cell(p, b, s) : p.dc[e]);
+  const int length = p.lengths.of(b, p.steps);
+  const CellGradients<T> d = sample_gradients(v, t, length, last ? T(0) : p.dh[e],
+                                              last ? last_grad_cell(p, b, s) : p.dc[e],
+                                              t + 1 == length ? last_grad_h(p, b, s) : T(0));
   T* dg = p.dG + (int64_t(t) * p.B + b) * 3 * p.S;
   dg[s] = d.d0;
   dg[p.S + s] = d.d1;

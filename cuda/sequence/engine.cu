@@ -11,6 +11,7 @@
 #include "sequence/cluster/cluster.h"
 #include "sequence/engine.h"
 #include "sequence/graph/graph.h"
+#include "sequence/lengths.cuh"
 #include "sequence/persistent/persistent.h"
 
 namespace lltm::cuda {
@@ -72,6 +73,7 @@ template <typename T>
 void forward(const SequenceForwardArgs& a, int32_t dtype, int32_t float32_precision, int device, DeviceState& dev) {
   check_sizes(a.n, "lltm_sequence_forward");
   const int64_t steps = a.n.steps, B = a.n.batch, F = a.n.features, S = a.n.state, G = 3 * S;
+  const SampleLengths lengths = checked_lengths(a.lengths, steps, "lltm_sequence_forward", dev.stream);
   const SequenceKernels kernels = choose<T>(S, B);
   const GemmEngine engine = gemm_engine(dev, kernels.own_gemm, float32_precision);
   const InputRows<T> X = input_rows<T>(*a.inputs, dtype, dev.stream);
@@ -92,7 +94,8 @@ void forward(const SequenceForwardArgs& a, int32_t dtype, int32_t float32_precis
                               nullptr,
                               int(steps),
                               int(B),
-                              int(S)};
+                              int(S),
+                              lengths};
   if (kernels.recurrence == Recurrence::kGraph) return graph_forward<T>(p, engine, device, project);
   // The cluster kernels keep the cells and h between steps on chip.
   const bool on_chip = kernels.recurrence == Recurrence::kCluster;
@@ -113,6 +116,7 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
               DeviceState& dev) {
   check_sizes(a.n, "lltm_sequence_backward");
   const int64_t steps = a.n.steps, B = a.n.batch, F = a.n.features, S = a.n.state, G = 3 * S;
+  const SampleLengths lengths = checked_lengths(a.lengths, steps, "lltm_sequence_backward", dev.stream);
   const SequenceKernels kernels = choose<T>(S, B);
   const GemmEngine engine = gemm_engine(dev, kernels.own_gemm, float32_precision);
   const T* reserve = static_cast<const T*>(a.reserve);
@@ -133,7 +137,8 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
                                accessor<T, 2>(*a.d_c0),
                                int(steps),
                                int(B),
-                               int(S)};
+                               int(S),
+                               lengths};
 
   // Once every step's gate gradients are known, the rest is products over all T * B rows.
   auto finish = [&](const T* dG) {

@@ -722,7 +722,7 @@ static int mutate(Call* c, Mutation m, Expectation* e) {
     }
     case M_GIVEN: {
       /* lltm_run only: a bit past the op's slots, or a present slot's bit cleared. */
-      static const int kSlots[F_SEQUENCE_RESERVE_BYTES] = {12, 14, 14, 2, 1, 2, 3, 4, 9, 12, 4, 6};
+      static const int kSlots[F_SEQUENCE_RESERVE_BYTES] = {12, 14, 14, 2, 1, 2, 3, 4, 10, 13, 4, 6};
       if (!c->via_run) return 0;
       if (below(2)) {
         c->extra_given = 1u << (kSlots[fn] + (int)below((uint64_t)(32 - kSlots[fn])));

@@ -5,5 +5,5 @@ export { Dropout } from "./dropout.ts";
 export { Embedding } from "./embedding.ts";
 export type { ParameterOptions } from "./init.ts";
 export { Linear, type LinearOptions } from "./linear.ts";
-export { LLTM, LLTMCell, type LLTMOptions, type LLTMOutput, type LLTMState } from "./lltm.ts";
+export { LLTM, LLTMCell, type LLTMForwardOptions, type LLTMOptions, type LLTMOutput, type LLTMState } from "./lltm.ts";
 export { type LoadStateDictOptions, Module } from "./module.ts";

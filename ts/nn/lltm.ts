@@ -3,7 +3,10 @@
  * one step; LLTM runs whole sequences on the sequence engine (one native call
  * per layer and direction each way), layers stacked by running the engine
  * layer after layer, bidirectional by running the reversed sequence, with
- * dropout between layers, on the tape.
+ * dropout between layers, on the tape. Per-sample lengths act as PyTorch's
+ * packed sequences: outputs past a sample's length are 0, its final state is
+ * that at its own last step, and the reverse direction reverses each sample
+ * within its own length.
  */
 import { lltmCell, lltmSequence } from "../autograd/functions/lltm.ts";
 import { cat } from "../autograd/functions/elementwise.ts";
@@ -15,7 +18,7 @@ import { ModuleList } from "./containers.ts";
 import { Dropout } from "./dropout.ts";
 import { checkSizes, type ParameterOptions, type Placement, placement, uniform } from "./init.ts";
 import { Module } from "./module.ts";
-import { reverseTime } from "./reverse.ts";
+import { reverseTime, SampleReversal } from "./reverse.ts";
 
 /** An LLTM state: h and c. */
 export interface LLTMState {
@@ -107,6 +110,15 @@ export interface LLTMOutput extends LLTMState, Disposable {
   output: Tensor;
 }
 
+/** LLTM.forward's options. */
+export interface LLTMForwardOptions {
+  /**
+   * Each sample's number of steps, from 1 to T (as the lengths of torch.nn.utils.rnn.pack_padded_sequence, in
+   * any order): numbers, an Int32Array or an int32 tensor [B]. Default: T for every sample.
+   */
+  lengths?: readonly number[] | Int32Array | Tensor;
+}
+
 export class LLTM extends Module {
   readonly inputFeatures: number;
   readonly stateSize: number;
@@ -158,9 +170,11 @@ export class LLTM extends Module {
   /**
    * Runs the whole sequence x ([T, B, inputFeatures], or [B, T, inputFeatures] with batchFirst) from `state`
    * ([layers·directions, B, S] each; zeros when omitted), as torch.nn.LSTM: returns every step's output of the
-   * last layer and each layer's final state, on the tape.
+   * last layer and each layer's final state, on the tape. With `lengths`, sample b runs lengths[b] steps: its
+   * outputs after them are 0 and its final state is that after its own last step (the reverse direction's:
+   * after the sample's first step, having run over it from its own last).
    */
-  forward(x: Tensor, state?: LLTMState): LLTMOutput {
+  forward(x: Tensor, state?: LLTMState, options: LLTMForwardOptions = {}): LLTMOutput {
     const fn = "LLTM.forward";
     this.assertLive(fn);
     if (!(x instanceof Tensor)) throw new LLTMError("INVALID_ARGUMENT", `${fn}: the input must be a Tensor`);
@@ -176,10 +190,14 @@ export class LLTM extends Module {
       );
     }
     const batchDim = this.batchFirst ? 0 : 1;
-    const B = x.shape[batchDim]!;
+    const B = x.shape[batchDim]!, T = x.shape[1 - batchDim]!;
     if (state !== undefined) this.checkState(fn, x, B, batchDim, state);
+    const lengthValues = options.lengths === undefined ? undefined : checkLengths(fn, options.lengths, T, B);
+    const device = this.cells.at(0).weights.device;
     const owned: Tensor[] = [];
+    const reversal = this.bidirectional ? SampleReversal.of(lengthValues ?? new Int32Array(B).fill(T), T, device) : undefined;
     try {
+      const lengths = lengthValues && own(owned, Tensor.fromTypedArray(lengthValues, [B], { dtype: "int32", device }));
       let input = this.batchFirst ? own(owned, x.transpose(0, 1)) : x;
       const lastH: Tensor[] = [], lastC: Tensor[] = [];
       const zero = state === undefined ? this.zeroLayerState(B) : undefined;
@@ -193,19 +211,19 @@ export class LLTM extends Module {
         const k = l * this.directions;
         const forward = this.cells.at(l);
         const s0 = initial(k);
-        const out = lltmSequence(input, forward.weights, forward.bias, s0.h, s0.c);
+        const out = lltmSequence(input, forward.weights, forward.bias, s0.h, s0.c, lengths);
         lastH.push(own(owned, out.h));
         lastC.push(own(owned, out.c));
         let output = own(owned, out.output);
-        if (this.reverseCells !== undefined) {
+        if (this.reverseCells !== undefined && reversal !== undefined) {
           const backward = this.reverseCells.at(l);
           const s1 = initial(k + 1);
-          const reversed = own(owned, reverseTime(input));
-          const back = lltmSequence(reversed, backward.weights, backward.bias, s1.h, s1.c);
+          const reversed = own(owned, reverseTime(input, reversal));
+          const back = lltmSequence(reversed, backward.weights, backward.bias, s1.h, s1.c, lengths);
           lastH.push(own(owned, back.h));
           lastC.push(own(owned, back.c));
           own(owned, back.output);
-          const unreversed = own(owned, reverseTime(back.output));
+          const unreversed = own(owned, reverseTime(back.output, reversal));
           output = own(owned, cat(output, unreversed, -1));
         }
         input = output;
@@ -227,6 +245,7 @@ export class LLTM extends Module {
     } finally {
       // What the tape records it keeps (and backward() frees); the rest goes now.
       for (const t of owned) t.dispose();
+      reversal?.dispose();
     }
   }
 
@@ -253,6 +272,32 @@ export class LLTM extends Module {
       }
     }
   }
+}
+
+/** LLTM.forward's lengths as host values, each an integer from 1 to T, one per sample. */
+function checkLengths(fn: string, lengths: readonly number[] | Int32Array | Tensor, T: number, B: number): Int32Array {
+  let values: ArrayLike<number>;
+  if (lengths instanceof Tensor) {
+    lengths.assertLive(`${fn}: lengths`);
+    if (lengths.dtype !== "int32" || lengths.ndim !== 1) {
+      throw new LLTMError("INVALID_ARGUMENT", `${fn}: lengths must be an int32 tensor [B], got ${lengths.dtype} ${shapeOf(lengths)}`);
+    }
+    values = lengths.toTypedArray();
+  } else if (Array.isArray(lengths) || lengths instanceof Int32Array) {
+    values = lengths;
+  } else {
+    throw new LLTMError("INVALID_ARGUMENT", `${fn}: lengths must be an array of numbers, an Int32Array or an int32 Tensor`);
+  }
+  if (values.length !== B) {
+    throw new LLTMError("SHAPE_MISMATCH", `${fn}: lengths has ${values.length} entries but the input's batch is ${B}`);
+  }
+  for (let b = 0; b < B; b++) {
+    const n = values[b]!;
+    if (!Number.isInteger(n) || n < 1 || n > T) {
+      throw new LLTMError("INVALID_ARGUMENT", `${fn}: lengths[${b}] is ${n}; expected an integer from 1 to T = ${T}`);
+    }
+  }
+  return Int32Array.from(values);
 }
 
 /** Pushes `t` on `owned` and returns it. */

@@ -5,14 +5,18 @@
  * the last state, and backpropagation through time. A training forward
  * returns the reserve, the state its backward reads (an opaque tensor on the
  * same device, of as many bytes as lltm_buffer_bytes says); an inference
- * forward ({ training: false }) keeps none. As for the step, only what the
+ * forward ({ training: false }) keeps none. Per-sample lengths (int32 [B],
+ * each from 1 to T, on the inputs' device) run sample b for lengths[b] steps:
+ * its later outputs are 0 and its last state is that after its own last
+ * step; the backward, given the same lengths, passes no gradient through the
+ * steps past a sample's length. As for the step, only what the
  * library cannot see is checked here (live Tensors, one device); the library
  * checks shapes, strides and dtypes before anything runs.
  */
 import { ACCUMULATE_PARAM_GRADS, SEQUENCE_TRAINING } from "../native/constants.ts";
 import * as native from "../native/index.ts";
 import { Tensor } from "../tensor/index.ts";
-import { checkCommon, disposeAll, runInto } from "./lltm.ts";
+import { checkCommon, disposeAll } from "./lltm.ts";
 import { Outputs } from "./outputs.ts";
 
 export interface LLTMSequenceForwardResult extends Disposable {
@@ -45,6 +49,13 @@ export interface LLTMSequenceStateGradients extends Disposable {
 export interface SequenceForwardOptions {
   /** Keep the reserve for a backward pass (default true); false runs inference and keeps nothing. */
   training?: boolean;
+  /** Each sample's number of steps: int32 [B], each from 1 to T, on the inputs' device (default: T for all). */
+  lengths?: Tensor;
+}
+
+export interface SequenceBackwardOptions {
+  /** The forward's lengths. */
+  lengths?: Tensor;
 }
 
 const FORWARD_ARGS = ["inputs", "weights", "bias", "h0", "c0"];
@@ -61,7 +72,8 @@ export function lltmSequenceForward(
 ): LLTMSequenceForwardResult {
   const fn = "lltmSequenceForward";
   const ins = [inputs, weights, bias, h0, c0];
-  checkCommon(fn, FORWARD_ARGS, ins);
+  const lengths = options.lengths;
+  checkCommon(fn, lengths ? [...FORWARD_ARGS, "lengths"] : FORWARD_ARGS, lengths ? [...ins, lengths] : ins);
   const training = options.training ?? true;
   const { dtype, device } = inputs;
   const bytes = training ? native.bufferBytes(FORWARD, fn, ins, SEQUENCE_TRAINING) : 0;
@@ -75,7 +87,13 @@ export function lltmSequenceForward(
     throw e;
   }
   if (reserve) out.push(reserve);
-  runInto(FORWARD, fn, ins, out, training ? SEQUENCE_TRAINING : 0);
+  const slots = lengths ? [...ins, out[0], out[1], out[2], reserve, lengths] : [...ins, ...out];
+  try {
+    native.run(FORWARD, fn, slots, training ? SEQUENCE_TRAINING : 0);
+  } catch (e) {
+    disposeAll(out);
+    throw e;
+  }
   const dispose = () => disposeAll(out);
   return { outputs: out[0]!, lastH: out[1]!, lastCell: out[2]!, reserve, dispose, [Symbol.dispose]: dispose };
 }
@@ -101,18 +119,24 @@ function checkBackward(
 /**
  * Gradients of a whole sequence from those of every step's h (gradOutputs
  * [T, B, S]) and of the last state (gradLastH, gradLastCell [B, S]), each
- * optional (zeros), given the training forward's reserve and its inputs, weights and h0.
+ * optional (zeros), given the training forward's reserve and its inputs, weights, h0 and lengths.
  */
 export function lltmSequenceBackward(
   gradOutputs: Tensor | undefined, gradLastH: Tensor | undefined, gradLastCell: Tensor | undefined,
-  reserve: Tensor, inputs: Tensor, weights: Tensor, h0: Tensor,
+  reserve: Tensor, inputs: Tensor, weights: Tensor, h0: Tensor, options: SequenceBackwardOptions = {},
 ): LLTMSequenceBackwardResult {
   const fn = "lltmSequenceBackward";
   const grads = [gradOutputs, gradLastH, gradLastCell];
-  checkBackward(fn, grads, [inputs, weights, h0, reserve]);
+  const lengths = options.lengths;
+  checkBackward(fn, grads, [inputs, weights, h0, reserve], lengths ? [lengths] : [], lengths ? ["lengths"] : []);
   const tensors = [...grads, reserve, inputs, weights, h0];
   const out = backwardOutputs.allocate(tensors, inputs.device);
-  runInto(BACKWARD, fn, tensors, out);
+  try {
+    native.run(BACKWARD, fn, [...tensors, ...out, lengths]);
+  } catch (e) {
+    disposeAll(out);
+    throw e;
+  }
   const dispose = () => disposeAll(out);
   return {
     dInputs: out[0]!, dWeights: out[1]!, dBias: out[2]!, dH0: out[3]!, dC0: out[4]!, dispose, [Symbol.dispose]: dispose,
@@ -127,14 +151,17 @@ export function lltmSequenceBackward(
 export function lltmSequenceBackwardAccumulate(
   gradOutputs: Tensor | undefined, gradLastH: Tensor | undefined, gradLastCell: Tensor | undefined,
   reserve: Tensor, inputs: Tensor, weights: Tensor, h0: Tensor, dWeights: Tensor, dBias: Tensor,
+  options: SequenceBackwardOptions = {},
 ): LLTMSequenceStateGradients {
   const fn = "lltmSequenceBackwardAccumulate";
   const grads = [gradOutputs, gradLastH, gradLastCell];
-  checkBackward(fn, grads, [inputs, weights, h0, reserve], [dWeights, dBias], ["dWeights", "dBias"]);
+  const lengths = options.lengths;
+  const extra = lengths ? [dWeights, dBias, lengths] : [dWeights, dBias];
+  checkBackward(fn, grads, [inputs, weights, h0, reserve], extra, lengths ? ["dWeights", "dBias", "lengths"] : ["dWeights", "dBias"]);
   const tensors = [...grads, reserve, inputs, weights, h0];
   const out = stateGradientOutputs.allocate(tensors, inputs.device);
   try {
-    native.run(BACKWARD, fn, [...tensors, out[0]!, dWeights, dBias, out[1]!, out[2]!], ACCUMULATE_PARAM_GRADS);
+    native.run(BACKWARD, fn, [...tensors, out[0]!, dWeights, dBias, out[1]!, out[2]!, lengths], ACCUMULATE_PARAM_GRADS);
   } catch (e) {
     disposeAll(out);
     throw e;

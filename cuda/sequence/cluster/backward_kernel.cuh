@@ -53,6 +53,7 @@ __global__ void __launch_bounds__(kClusterThreads, 1)
   const int64_t plane = int64_t(p.steps) * p.B * S, plane_step = int64_t(p.B) * S, dg_step = 3 * plane_step;
   Task task[kMaxTasks];
   T dh[kMaxTasks], dc[kMaxTasks];
+  int length[kMaxTasks];  // the task's sample's steps
   SavedCell<T> saved[kMaxTasks];
   // Each task's element of step t in the reserve (plane 0), grad_outputs and dG (gate 0), moved back each step.
   const T* reserve[kMaxTasks];
@@ -66,8 +67,9 @@ __global__ void __launch_bounds__(kClusterThreads, 1)
     reserve[i] = p.reserve + last * plane_step + int64_t(b) * S + s;
     grad_output[i] = p.has_grad_outputs ? &p.grad_outputs[last][b][s] : nullptr;
     grad_gates[i] = p.dG + last * dg_step + int64_t(b) * G + s;
-    dh[i] = last_grad_h(p, b, s);
+    dh[i] = T(0);  // grad_last_h joins at the sample's last step
     dc[i] = last_grad_cell(p, b, s);
+    length[i] = task[i].active ? p.lengths.of(b, p.steps) : p.steps;
   }
   // The next step's saved values of each task (what the gate gradients read that no other work writes), loaded ahead.
   auto load_ahead = [&] {
@@ -89,7 +91,8 @@ __global__ void __launch_bounds__(kClusterThreads, 1)
 #pragma unroll
     for (int i = 0; i < kMaxTasks; ++i) {
       if (!task[i].active) continue;
-      d[i] = cell_gradients(saved[i], dh[i], dc[i]);
+      const T grad_last_h = t + 1 == length[i] ? last_grad_h(p, b0 + task[i].b, s0 + task[i].j) : T(0);
+      d[i] = sample_gradients(saved[i], t, length[i], dh[i], dc[i], grad_last_h);
       dc[i] = d[i].d_cell;
       const int s = s0 + task[i].j;
       const uint32_t at = here + uint32_t((task[i].b * width + s) * int(sizeof(T)));

@@ -54,6 +54,7 @@ __global__ void __launch_bounds__(kClusterThreads, 1) forward_cluster(SequenceFo
   const int64_t plane = int64_t(p.steps) * p.B * S, plane_step = int64_t(p.B) * S, input_step = 3 * plane_step;
   Task task[kMaxTasks];
   T cell[kMaxTasks], bias[kMaxTasks][3], in[kMaxTasks][3];
+  int length[kMaxTasks];  // the task's sample's steps
   // Each task's element of step t: its input sums (gate 0), output and saved values (plane 0), moved on each step.
   const T* input[kMaxTasks];
   T* output[kMaxTasks];
@@ -66,6 +67,7 @@ __global__ void __launch_bounds__(kClusterThreads, 1) forward_cluster(SequenceFo
     output[i] = p.outputs.data + b * p.outputs.strides[1] + s * p.outputs.strides[2];
     saved[i] = p.reserve != nullptr ? p.reserve + int64_t(b) * S + s : nullptr;
     cell[i] = p.c0[b][s];
+    length[i] = task[i].active ? p.lengths.of(b, p.steps) : p.steps;
 #pragma unroll
     for (int g = 0; g < 3; ++g) bias[i][g] = p.bias[g * S + s];
     if (task[i].active && lane == 0) save_h0(p, b, s);
@@ -110,8 +112,10 @@ __global__ void __launch_bounds__(kClusterThreads, 1) forward_cluster(SequenceFo
       gates[i][0] = group_sum(a0) + in[i][0] + bias[i][0];
       gates[i][1] = group_sum(a1) + in[i][1] + bias[i][1];
       gates[i][2] = group_sum(a2) + in[i][2] + bias[i][2];
-      // Every lane of the group computes the update alike, and each sends h to its share of the blocks.
-      update[i] = cell_update(sigmoid(gates[i][0]), sigmoid(gates[i][1]), elu(gates[i][2]), cell[i]);
+      // Every lane of the group computes the update alike, and each sends h to its share of the blocks;
+      // past the sample's length the state is carried.
+      update[i] = t < length[i] ? cell_update(sigmoid(gates[i][0]), sigmoid(gates[i][1]), elu(gates[i][2]), cell[i])
+                                : CellUpdate<T>{cell[i], h[b * width + s]};
       cell[i] = update[i].cell;
       if (task[i].active && t + 1 < p.steps) {
         const uint32_t at = next + uint32_t((b * width + s) * int(sizeof(T)));
@@ -126,7 +130,7 @@ __global__ void __launch_bounds__(kClusterThreads, 1) forward_cluster(SequenceFo
     for (int i = 0; i < kMaxTasks; ++i) {
       if (!task[i].active || lane != 0) continue;
       const int b = b0 + task[i].b, s = s0 + task[i].j;
-      *output[i] = update[i].h;
+      *output[i] = t < length[i] ? update[i].h : T(0);
       output[i] += p.outputs.strides[0];
       if (saved[i] != nullptr) {
         saved[i][kPlaneGate0 * plane] = gates[i][0];

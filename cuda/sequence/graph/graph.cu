@@ -49,8 +49,11 @@ __global__ void __launch_bounds__(kBlockThreads)
       p.plane(kPlaneGate2, t)[e] = g2;
     }
     if (t == 0) save_h0(p, b, s);
-    const CellUpdate<T> u = cell_update(i, o, z, old_cell_of(p, t, b, s));
-    store_cell(p, t, b, s, u);
+    const T old_cell = old_cell_of(p, t, b, s);
+    // Past the sample's length its state is carried (finish_cell's rule, with h_t kept for the product).
+    const bool live = t < p.lengths.of(b, p.steps);
+    const CellUpdate<T> u = live ? cell_update(i, o, z, old_cell) : CellUpdate<T>{old_cell, old_h_of(p, t, b, s)};
+    store_cell(p, t, b, s, u, live);
     // store_cell wrote h_t to the slot only where no reserve takes it.
     if (p.reserve != nullptr && t + 1 < p.steps) p.h_buffer[(t & 1) * n + e] = u.h;
   }

@@ -79,22 +79,22 @@ export function lltmCell(input: Tensor, weights: Tensor, bias: Tensor, h: Tensor
 }
 
 class SequenceNode extends Node {
-  private saved: { reserve: Tensor; inputs: Tensor; weights: Tensor; h0: Tensor } | undefined;
+  private saved: { reserve: Tensor; inputs: Tensor; weights: Tensor; h0: Tensor; lengths: Tensor | undefined } | undefined;
 
-  constructor(reserve: Tensor, inputs: Tensor, weights: Tensor, h0: Tensor) {
+  constructor(reserve: Tensor, inputs: Tensor, weights: Tensor, h0: Tensor, lengths: Tensor | undefined) {
     super("lltmSequence");
-    this.saved = { reserve, inputs: inputs.retain(), weights: weights.retain(), h0: h0.retain() };
+    this.saved = { reserve, inputs: inputs.retain(), weights: weights.retain(), h0: h0.retain(), lengths: lengths?.retain() };
   }
 
   backward(grads: readonly (Tensor | undefined)[], ctx: BackwardContext): (Tensor | undefined)[] {
-    const { reserve, inputs, weights, h0 } = this.saved!;
+    const { reserve, inputs, weights, h0, lengths } = this.saved!;
     const [gOut, gH, gC] = grads;
     const into = accumulators(this, ctx);
     if (into !== undefined) {
-      const g = lltmSequenceBackwardAccumulate(gOut, gH, gC, reserve, inputs, weights, h0, into.dWeights, into.dBias);
+      const g = lltmSequenceBackwardAccumulate(gOut, gH, gC, reserve, inputs, weights, h0, into.dWeights, into.dBias, { lengths });
       return keep(this, [g.dInputs, undefined, undefined, g.dH0, g.dC0]);
     }
-    const g = lltmSequenceBackward(gOut, gH, gC, reserve, inputs, weights, h0);
+    const g = lltmSequenceBackward(gOut, gH, gC, reserve, inputs, weights, h0, { lengths });
     return keep(this, [g.dInputs, g.dWeights, g.dBias, g.dH0, g.dC0]);
   }
 
@@ -103,6 +103,7 @@ class SequenceNode extends Node {
     if (s === undefined) return;
     this.saved = undefined;
     for (const t of [s.reserve, s.inputs, s.weights, s.h0]) t.dispose();
+    s.lengths?.dispose();
   }
 }
 
@@ -115,13 +116,16 @@ export interface SequenceOutputs {
 
 /**
  * T LLTM steps in one native call: inputs [T, B, F] (any strides), weights [3S, S+F], bias [3S], h0 and c0
- * [B, S]. Keeps the reserve for backward only when it records itself.
+ * [B, S], and optionally each sample's length (int32 [B], 1 to T: zero outputs past it, the last state at it).
+ * Keeps the reserve for backward only when it records itself.
  */
-export function lltmSequence(inputs: Tensor, weights: Tensor, bias: Tensor, h0: Tensor, c0: Tensor): SequenceOutputs {
+export function lltmSequence(
+  inputs: Tensor, weights: Tensor, bias: Tensor, h0: Tensor, c0: Tensor, lengths?: Tensor,
+): SequenceOutputs {
   const args = [inputs, weights, bias, h0, c0];
   const training = needsRecording(args);
-  const f = withGradMode(false, () => lltmSequenceForward(inputs, weights, bias, h0, c0, { training }));
+  const f = withGradMode(false, () => lltmSequenceForward(inputs, weights, bias, h0, c0, { training, lengths }));
   const out = { output: f.outputs, h: f.lastH, c: f.lastCell };
-  if (training) record(new SequenceNode(f.reserve!, inputs, weights, h0), args, [out.output, out.h, out.c]);
+  if (training) record(new SequenceNode(f.reserve!, inputs, weights, h0, lengths), args, [out.output, out.h, out.c]);
   return out;
 }
