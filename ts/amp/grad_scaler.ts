@@ -99,13 +99,14 @@ export class GradScaler implements Disposable {
 
   /**
    * The loss times the scale, on the tape (its backward() carries the scaled gradients), in float32 for a half
-   * loss (as autocast computes losses), so the scaled value itself never overflows; the loss itself when disabled.
+   * loss (as autocast computes losses), so the scaled value itself never overflows; a view of the loss when disabled.
    */
   scale(outputs: Tensor): Tensor {
     const fn = "GradScaler.scale";
     if (!(outputs instanceof Tensor)) throw new LLTMError("INVALID_ARGUMENT", `${fn}: 'outputs' must be a Tensor`);
     outputs.assertLive(fn);
-    if (!this.enabled) return outputs.retain();
+    // A view on the tape, so that backward() from it reaches the loss's graph as from the loss.
+    if (!this.enabled) return outputs.reshape(outputs.shape);
     if (valueDType(outputs.dtype) === "int32") {
       throw new LLTMError("INVALID_DTYPE", `${fn}: 'outputs' has dtype int32; scale the float loss`);
     }
