@@ -15,6 +15,8 @@ struct OpCall {
   // Every FLOAT tensor a backend receives has this dtype (the library stages
   // others through it); INDEX slots have LLTM_INT32, BYTES slots LLTM_UINT8.
   // A call with no FLOAT tensor (a CAT of int32) has its INDEX type here.
+  // The CPU's bfloat16 kernels (cpu/kernels.h, run_bf16) get LLTM_BFLOAT16
+  // here, with every FLOAT tensor bfloat16.
   int32_t compute;
   uint32_t flags;
   const lltm_tensor* tensors[LLTM_MAX_SLOTS];  // nullptr for an absent optional slot

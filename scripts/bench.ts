@@ -17,7 +17,9 @@
  * Every run reports min, median, mean and p99 per call.
  *
  * usage: bun scripts/bench.ts [ref|cpu|cuda] [-b 16] [-f 32] [-s 128] [-r 100] [-w 10]
- *                             [--seq T [--per-step]] [--scale s|ms|us] [-d] [--json FILE] [--contend N]
+ *                             [--seq T [--per-step]] [--scale s|ms|us] [-d | --dtype D] [--json FILE] [--contend N]
+ *
+ * --dtype float32|float64|bfloat16|float16 times that dtype (-d is --dtype float64).
  */
 import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -31,9 +33,9 @@ import { startContention } from "./contention.ts";
 import { forward, type Sizes, workload } from "./workload.ts";
 
 const usage =
-  "usage: bun scripts/bench.ts [ref|cpu|cuda] [-b 16] [-f 32] [-s 128] [-r 100] [-w 10] [--seq T [--per-step]] [--scale s|ms|us] [-d] [--json FILE] [--contend N]";
+  "usage: bun scripts/bench.ts [ref|cpu|cuda] [-b 16] [-f 32] [-s 128] [-r 100] [-w 10] [--seq T [--per-step]] [--scale s|ms|us] [-d | --dtype D] [--json FILE] [--contend N]";
 const args = parseArgs(process.argv.slice(2), {
-  values: ["-b", "-f", "-s", "-r", "-w", "--seq", "--scale", "--json", "--contend"], flags: ["-d", "--per-step"], positionals: true,
+  values: ["-b", "-f", "-s", "-r", "-w", "--seq", "--scale", "--json", "--contend", "--dtype"], flags: ["-d", "--per-step"], positionals: true,
 }, usage);
 const variant = args.positional[0] ?? "cpu";
 if (!["ref", "cpu", "cuda"].includes(variant)) fail(`variant must be ref, cpu or cuda, got ${variant}`, usage);
@@ -43,7 +45,9 @@ const warmup = intArg(args, "-w", 10, usage);
 const scale = args.values.get("--scale") ?? "us";
 const factors: Record<string, number> = { s: 1e-6, ms: 1e-3, us: 1 };
 if (!(scale in factors)) fail(`--scale must be s, ms or us, got ${scale}`, usage);
-const dtype: DType = args.flags.has("-d") ? "float64" : "float32";
+const dtype = (args.values.get("--dtype") ?? (args.flags.has("-d") ? "float64" : "float32")) as DType;
+if (!["float32", "float64", "bfloat16", "float16"].includes(dtype)) fail(`--dtype must be float32, float64, bfloat16 or float16, got ${dtype}`, usage);
+if (args.flags.has("-d") && dtype !== "float64") fail("-d is --dtype float64; give one of them", usage);
 const device = variant === "cuda" ? "cuda" : "cpu";
 const steps = intArg(args, "--seq", 1, usage);
 const sequence = args.values.has("--seq");
