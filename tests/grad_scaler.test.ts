@@ -13,7 +13,8 @@ import { maxRelative, testOnDevices, values } from "./op_helpers.ts";
 testOnDevices("unscaleCheck_ scales in place by invScale and sets the flag only where an element is not finite", (device) => {
   fc.assert(
     fc.property(
-      fc.array(fc.double({ min: -1e6, max: 1e6, noNaN: true }), { minLength: 1, maxLength: 50 }),
+      // Away from float32's subnormals, where scaling by a power of two would round.
+      fc.array(fc.double({ min: -1e6, max: 1e6, noNaN: true }).filter((x) => x === 0 || Math.abs(x) > 1e-20), { minLength: 1, maxLength: 50 }),
       fc.constantFrom("float32", "float64", "bfloat16", "float16") as fc.Arbitrary<"float32" | "float64" | "bfloat16" | "float16">,
       fc.constantFrom(0, 1, 2, 3),
       fc.integer({ min: -20, max: 20 }),
