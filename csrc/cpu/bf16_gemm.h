@@ -10,7 +10,7 @@
 // isa_dispatch.cpp calls them only where the processor reports AVX512_BF16.
 #pragma once
 
-#if defined(__x86_64__) && defined(__AVX512F__) && !defined(LLTM_NO_BF16_KERNELS)
+#if defined(__x86_64__) && defined(__AVX512F__)
 #define LLTM_HAVE_BF16_KERNELS 1
 
 #include <immintrin.h>
