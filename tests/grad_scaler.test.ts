@@ -32,7 +32,9 @@ testOnDevices("unscaleCheck_ scales in place by invScale and sets the flag only 
         const invScale = 2 ** e;
         const original = values(t);
         unscaleCheck_(t, flag, invScale);
-        assertEquals([...values(flag)], [poison > 0 ? 1 : 0]);
+        // Set by the poisoned element, or by a value float16 rounds to infinity (from 65520 on).
+        assertEquals([...values(flag)], [original.some((v) => !Number.isFinite(v)) ? 1 : 0]);
+        if (poison > 0) assertEquals([...values(flag)], [1]);
         const got = values(t), want = original.map((v) => v * invScale);
         got.forEach((g, i) => {
           if (!Number.isFinite(want[i]!)) assert(Object.is(g, want[i]) || (Number.isNaN(g) && Number.isNaN(want[i]!)), `element ${i}`);
