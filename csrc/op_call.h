@@ -18,6 +18,8 @@ struct OpCall {
   // library stages others through it); INDEX slots have LLTM_INT32, BYTES
   // slots LLTM_UINT8.
   // A call with no FLOAT tensor (a CAT of int32) has its INDEX type here.
+  // The CPU's bfloat16 kernels (cpu/kernels.h, run_bf16) get LLTM_BFLOAT16
+  // here, with every FLOAT tensor bfloat16.
   int32_t compute;
   uint32_t flags;
   // LLTM_MATMUL_PRECISION_* in force when the call was made: how float32

@@ -50,7 +50,9 @@ export class CharLM extends Module {
     state.c.dispose();
     using l = logits;
     const [T, B, V] = l.shape as [number, number, number];
-    using flat = l.reshape([T * B, V]);
+    // A half model's loss in float32, as autocast computes it: a bfloat16 sum of 2048 losses would keep 8 bits.
+    using wide = l.dtype === "bfloat16" || l.dtype === "float16" ? l.to("float32") : undefined;
+    using flat = (wide ?? l).reshape([T * B, V]);
     using flatTargets = targets.reshape([T * B]);
     return crossEntropy(flat, flatTargets, { reduction });
   }

@@ -19,7 +19,7 @@ export function workload({ batch: B, features: F, state: S }: Sizes, dtype: DTyp
   const o = { dtype, device };
   const scale = 1 / Math.sqrt(F + S);
   const weights = Tensor.randn([3 * S, S + F], { ...o, seed: 2 });
-  const scaled = Tensor.fromTypedArray(weights.toTypedArray().map((v) => v * scale), weights.shape, { device });
+  const scaled = Tensor.fromTypedArray(weights.toTypedArray().map((v) => v * scale), weights.shape, o);
   weights.dispose();
   const w: Workload = {
     input: Tensor.randn([B, F], { ...o, seed: 1 }),

@@ -55,12 +55,15 @@ export {
   type LoadStateDictOptions, Module, ModuleList, type ParameterOptions, Sequential, type TensorModule,
 } from "./nn/index.ts";
 export {
-  Adam, type AdamOptions, AdamW, type AdamWOptions, CosineAnnealingLR, LambdaLR, LRScheduler, Optimizer, type OptimizerState,
+  Adam, type AdamOptions, AdamW, type AdamWOptions, CosineAnnealingLR, LambdaLR, LRScheduler, type MasterWeightsOption, Optimizer,
+  type OptimizerState,
   type ParameterGroup, type ParameterLike, type Parameters, SGD, type SGDOptions, StepLR,
 } from "./optim/index.ts";
 export {
   type Float32MatmulPrecision, float32MatmulPrecisions, getFloat32MatmulPrecision, setFloat32MatmulPrecision,
 } from "./matmul_precision.ts";
+export { GradScaler, type GradScalerOptions, type GradScalerState } from "./amp/index.ts";
+export { unscaleCheck_ } from "./ops/unscale_check.ts";
 export { nativeMemory, type NativeMemoryStats } from "./native_memory.ts";
 export { Random } from "./random.ts";
 export { type NestedArray, type RandomOptions, Tensor, type TensorOptions, type ToTypedArrayOptions } from "./tensor/index.ts";

@@ -70,6 +70,20 @@ bool runs_in_half(ops::Checking& c, const DeviceBackend* backend) {
   return true;
 }
 
+// A CPU call whose tensors are all bfloat16 and contiguous, of an op with a bfloat16 kernel this CPU
+// can run, goes to that kernel as it is, with no float32 copies.
+bool run_bf16(ops::Checking& c) {
+  if (!cpu::has_bf16_kernel(c.op.id, c.fn)) return false;
+  for (int k = 0; k < c.op.n_slots; ++k) {
+    const lltm_tensor* t = c.call.tensors[k];
+    if (t != nullptr && (t->dtype != LLTM_BFLOAT16 || !is_contiguous(*t))) return false;
+  }
+  OpCall call = c.call;
+  call.compute = LLTM_BFLOAT16;
+  cpu::run_bf16(call, c.fn);
+  return true;
+}
+
 void run_on(ops::Checking& c, const DeviceBackend* backend) {
   if (backend == nullptr)
     cpu::run(c.call, c.fn);
@@ -93,6 +107,7 @@ void run_op(const char* fn, const ops::OpSchema& op, const lltm_call& given, boo
     run_on(c, backend);
     return;
   }
+  if (backend == nullptr && run_bf16(c)) return;
   Staging staging(c, backend, given.device_index);
   run_on(c, backend);
   staging.write_back();

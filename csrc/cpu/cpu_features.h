@@ -26,4 +26,7 @@ std::string missing_features(Isa isa);
 // cpu_features_<arch>.cpp (each compiled only for its own).
 std::vector<const char*> missing_feature_names(Isa isa);
 
+// Whether the processor and the operating system support AVX512_BF16's dot products (vdpbf16ps).
+bool has_bf16_dot_product();
+
 }  // namespace lltm::cpu

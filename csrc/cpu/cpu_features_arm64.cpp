@@ -45,5 +45,7 @@ std::vector<const char*> missing_feature_names(Isa isa) {
   return missing;
 }
 
+bool has_bf16_dot_product() { return false; }
+
 }  // namespace lltm::cpu
 #endif

@@ -11,5 +11,7 @@ std::vector<const char*> missing_feature_names(Isa isa) {
   return {};
 }
 
+bool has_bf16_dot_product() { return false; }
+
 }  // namespace lltm::cpu
 #endif

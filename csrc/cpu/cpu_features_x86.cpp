@@ -18,6 +18,7 @@ struct Features {
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false;
   bool os_ymm = false;  // XCR0: SSE and AVX state
   bool os_zmm = false;  // XCR0: opmask, upper ZMM0-15 and ZMM16-31 state
+  bool avx512bf16 = false;
 };
 
 uint64_t read_xcr0() {
@@ -46,14 +47,29 @@ Features detect() {
     f.avx512dq = b & bit_AVX512DQ;
     f.avx512bw = b & bit_AVX512BW;
     f.avx512vl = b & bit_AVX512VL;
+    if (a >= 1) {
+      unsigned a1, b1, c1, d1;
+      __cpuid_count(7, 1, a1, b1, c1, d1);
+      f.avx512bf16 = a1 & (1u << 5);
+    }
   }
+  return f;
+}
+
+const Features& features() {
+  static const Features f = detect();
   return f;
 }
 
 }  // namespace
 
+bool has_bf16_dot_product() {
+  const Features& f = features();
+  return f.avx512bf16 && f.avx512f && f.avx512bw && f.avx512vl && f.os_zmm;
+}
+
 std::vector<const char*> missing_feature_names(Isa isa) {
-  static const Features f = detect();
+  const Features& f = features();
   std::vector<const char*> missing;
   auto need = [&](bool have, const char* name) {
     if (!have) missing.push_back(name);

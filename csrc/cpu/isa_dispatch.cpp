@@ -118,6 +118,13 @@ const char* kernels_name() {
 
 void run(const OpCall& call, const char* fn) { active(fn).run[call.op](call); }
 
+bool has_bf16_kernel(int32_t op, const char* fn) {
+  static const bool dot_product = has_bf16_dot_product();
+  return dot_product && active(fn).run_bf16[op] != nullptr;
+}
+
+void run_bf16(const OpCall& call, const char* fn) { active(fn).run_bf16[call.op](call); }
+
 void copy(const lltm_tensor& dst, const lltm_tensor& src, const char* fn) {
   OpCall call;
   call.op = LLTM_OP_COPY;

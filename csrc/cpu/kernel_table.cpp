@@ -1,6 +1,8 @@
 // This variant's entry in the table of CPU kernels (kernels.h): run_<ID> at index LLTM_OP_<ID>.
 #include "kernels.h"
 
+#include "bf16_gemm.h"
+
 namespace lltm::cpu::LLTM_ISA_NAMESPACE {
 
 namespace {
@@ -16,6 +18,10 @@ constexpr Kernels table() {
 #undef LLTM_OP
 #undef LLTM_SLOT
 #undef LLTM_SCALAR
+#ifdef LLTM_HAVE_BF16_KERNELS
+  k.run_bf16[LLTM_OP_FORWARD] = &run_FORWARD_bf16;
+  k.run_bf16[LLTM_OP_BACKWARD] = &run_BACKWARD_bf16;
+#endif
   return k;
 }
 

@@ -16,8 +16,12 @@
 namespace lltm::cpu {
 
 // Indexed by op id; the calls arrive validated, their float tensors in call.compute.
+// run_bf16 holds the ops with a kernel of their own for calls whose float
+// tensors are all bfloat16 and contiguous (call.compute is then LLTM_BFLOAT16),
+// null elsewhere; they need AVX512_BF16, which isa_dispatch.cpp checks.
 struct Kernels {
   void (*run[LLTM_OP_END])(const OpCall& call);
+  void (*run_bf16[LLTM_OP_END])(const OpCall& call);
 };
 
 #ifdef LLTM_ISA_NAMESPACE
@@ -32,6 +36,10 @@ namespace LLTM_ISA_NAMESPACE {
 #undef LLTM_OP
 #undef LLTM_SLOT
 #undef LLTM_SCALAR
+
+// The bfloat16 step on AVX512_BF16 (lltm_bf16.cpp; the AVX-512 variant only: bf16_gemm.h).
+void run_FORWARD_bf16(const OpCall& call);
+void run_BACKWARD_bf16(const OpCall& call);
 
 // The kernels the ops' files adapt (lltm_cpu.cpp, sequence_cpu.cpp, elementwise_cpu.cpp).
 void lltm_forward(const ForwardArgs& args, int32_t dtype);

@@ -58,6 +58,7 @@ export const headerConstants = {
   LLTM_OP_CAT: 24,
   LLTM_OP_SUM_SQUARES: 25,
   LLTM_OP_SCALE_BY_NORM: 26,
+  LLTM_OP_UNSCALE_CHECK: 27,
 } as const;
 
 /** sizeof and offsetof every field of csrc/lltm.h's structs, on the 64-bit targets lltm builds for. */
@@ -1308,5 +1309,28 @@ export const opTable = {
       { name: "norm", role: "OUT", optional: true, contiguous: false, bytes: false, sameView: false, index: false, anyType: false, shape: "[1]", dims: [[[1, ""]]], same: null },
     ],
     scalars: [{ name: "max_norm", kind: "CLOSED", lo: 0, hi: 1e+30 }],
+  },
+  UNSCALE_CHECK: {
+    code: 27,
+    entry: "lltm_unscale_check",
+    flags: 0,
+    sizes: [],
+    slots: [
+      { name: "t", role: "INOUT", optional: false, contiguous: false, bytes: false, sameView: false, index: false, anyType: false, shape: "*", dims: null, same: null },
+      {
+        name: "found_inf",
+        role: "INOUT",
+        optional: false,
+        contiguous: false,
+        bytes: false,
+        sameView: false,
+        index: false,
+        anyType: false,
+        shape: "[1]",
+        dims: [[[1, ""]]],
+        same: null,
+      },
+    ],
+    scalars: [{ name: "inv_scale", kind: "ANY", lo: 0, hi: 0 }],
   },
 } as const;

@@ -5,11 +5,11 @@
  */
 import { LLTMError } from "../errors.ts";
 import * as native from "../native/index.ts";
-import { type Hyper, Optimizer, type Parameters } from "./optimizer.ts";
+import { type Hyper, type MasterWeightsOption, Optimizer, type Parameters } from "./optimizer.ts";
 
 const ADAM_STEP = native.op("ADAM_STEP"), AXPY = native.op("AXPY");
 
-export interface AdamOptions {
+export interface AdamOptions extends MasterWeightsOption {
   lr?: number;
   betas?: readonly [number, number];
   eps?: number;
@@ -58,7 +58,7 @@ abstract class AdamBase extends Optimizer {
     super(kind, ADAM_STEP, groupsOf(kind, params, decoupled), { ...defaults, ...hyperOf(kind, options, decoupled) }, { step: 0 }, [
       "exp_avg",
       "exp_avg_sq",
-    ]);
+    ], options.masterWeights);
   }
 
   get betas(): readonly [number, number] {
@@ -77,12 +77,13 @@ abstract class AdamBase extends Optimizer {
   protected update(fn: string): void {
     const step = this.counters.step! + 1;
     this.params.forEach((p, i) => {
-      const grad = p.grad();
+      const grad = this.gradient(i);
       if (grad === undefined) return;
       const { lr, beta1, beta2, eps, weightDecay } = this.groups[p.group]! as Record<string, number>;
-      if (weightDecay) native.run(AXPY, fn, [p.value, p.value], 0, [-lr! * weightDecay]);
+      const target = this.target(i);
+      if (weightDecay) native.run(AXPY, fn, [target, target], 0, [-lr! * weightDecay]);
       const s = this.state[i]!;
-      native.run(ADAM_STEP, fn, [p.value, grad, s.get("exp_avg"), s.get("exp_avg_sq")], 0, [lr!, beta1!, beta2!, eps!, step]);
+      native.run(ADAM_STEP, fn, [target, grad, s.get("exp_avg"), s.get("exp_avg_sq")], 0, [lr!, beta1!, beta2!, eps!, step]);
     });
     this.counters.step = step;
   }

@@ -13,12 +13,21 @@
  * ranges, and every parameter, gradient and state tensor (alive, dtypes the
  * library accepts together, one device, one shape, contiguous), are checked
  * before the first parameter moves.
+ *
+ * Master weights (mixed-precision training): a bfloat16 or float16 parameter
+ * gets a float32 copy, its state (`master`) beside float32 moments, unless
+ * `masterWeights: false`. A step updates the float32 copy and writes it,
+ * rounded, into the parameter, so that updates smaller than the half type's
+ * spacing add up instead of rounding away. Such a parameter's gradient is
+ * kept in float32 too (a half gradient the tape made is widened by zeroGrad()
+ * and by GradScaler.unscale_), as under torch.autocast.
  */
 import { loadCheckpoint, saveCheckpoint } from "../checkpoint.ts";
 import type { DeviceLike } from "../device.ts";
-import { valueDType } from "../dtype.ts";
+import { isHalf, valueDType } from "../dtype.ts";
 import { LLTMError } from "../errors.ts";
 import type { Parameter } from "../module.ts";
+import { noGrad } from "../autograd/grad_mode.ts";
 import type * as native from "../native/index.ts";
 import { sameShape, Tensor } from "../tensor/index.ts";
 
@@ -40,13 +49,28 @@ export interface OptimizerState {
   metadata: Record<string, string>;
 }
 
+/** The state name of a half parameter's float32 copy. */
+const MASTER = "master";
+
 /** A parameter as the optimizer holds it. */
 export interface Held {
   readonly name: string;
   readonly value: Tensor;
   /** Its gradient now (a module's .grad changes as backward() runs and zeroGrad() drops it). */
   grad(): Tensor | undefined;
+  /** Replaces its gradient, where it is a tensor's .grad (undefined for a { name, value, grad } record, which owns its own). */
+  readonly setGrad: ((grad: Tensor) => void) | undefined;
   readonly group: number;
+}
+
+/** Options every optimizer takes beside its hyperparameters. */
+export interface MasterWeightsOption {
+  /**
+   * Whether bfloat16 and float16 parameters are updated through a float32 copy (default true): the
+   * optimizer's state then holds that copy and float32 moments, and writes the rounded copy into the parameter
+   * after each step. false updates the half parameter in place (the moments in its dtype).
+   */
+  masterWeights?: boolean;
 }
 
 /** A group's hyperparameters. */
@@ -57,17 +81,23 @@ function isGroup(p: unknown): p is ParameterGroup<unknown> {
 }
 
 function held(fn: string, p: ParameterLike, index: number, group: number): Held {
-  if (p instanceof Tensor) return { name: String(index), value: p, grad: () => p.grad, group };
+  const ofTensor = (name: string, t: Tensor): Held => ({
+    name, value: t, grad: () => t.grad, setGrad: (g) => {
+      if (t.grad !== g) t.grad?.dispose();
+      t.grad = g;
+    }, group,
+  });
+  if (p instanceof Tensor) return ofTensor(String(index), p);
   if (Array.isArray(p)) {
     const [name, t] = p as readonly [string, Tensor];
     if (!(t instanceof Tensor)) throw new LLTMError("INVALID_ARGUMENT", `${fn}: parameter '${name}' is not a Tensor`);
-    return { name, value: t, grad: () => t.grad, group };
+    return ofTensor(name, t);
   }
   const r = p as Parameter;
   if (typeof r !== "object" || r === null || !(r.value instanceof Tensor)) {
     throw new LLTMError("INVALID_ARGUMENT", `${fn}: parameter ${index} is not a Tensor, a [name, Tensor] pair or a { name, value, grad }`);
   }
-  return { name: r.name, value: r.value, grad: () => r.grad, group };
+  return { name: r.name, value: r.value, grad: () => r.grad, setGrad: undefined, group };
 }
 
 /** Formats a bound as the library's messages do. */
@@ -140,7 +170,11 @@ export abstract class Optimizer implements Disposable {
 
   protected constructor(
     kind: string, op: native.Op, params: Parameters<Hyper>, defaults: Hyper, counters: Hyper, stateNames: readonly string[],
+    masterWeights: boolean | undefined,
   ) {
+    if (masterWeights !== undefined && typeof masterWeights !== "boolean") {
+      throw new LLTMError("INVALID_ARGUMENT", `${kind}: 'masterWeights' must be true or false, got ${String(masterWeights)}`);
+    }
     this.kind = kind;
     this.op = op;
     const list = params === null || typeof params !== "object" || !(Symbol.iterator in params) ? undefined : [...params];
@@ -173,14 +207,75 @@ export abstract class Optimizer implements Disposable {
     const state: Map<string, Tensor>[] = [];
     try {
       for (const p of heldParams) {
-        const o = { dtype: p.value.dtype, device: p.value.device };
-        state.push(new Map(stateNames.map((n) => [n, Tensor.zeros(p.value.shape, o)])));
+        const master = masterWeights !== false && isHalf(p.value.dtype);
+        const o = { dtype: master ? "float32" as const : p.value.dtype, device: p.value.device };
+        const m = new Map(stateNames.map((n) => [n, Tensor.zeros(p.value.shape, o)]));
+        state.push(m);
+        if (master) {
+          const copy = Tensor.empty(p.value.shape, o);
+          m.set(MASTER, copy);
+          noGrad(() => copy.copyFrom(p.value));
+        }
       }
     } catch (e) {
       for (const m of state) for (const t of m.values()) t.dispose();
       throw e;
     }
     this.state = state;
+    this.params.forEach((_, i) => this.widenGrad(i));
+  }
+
+  /** Whether parameter i is updated through a float32 copy (its state's `master`). */
+  protected hasMaster(i: number): boolean {
+    return this.state[i]!.has(MASTER);
+  }
+
+  /** The tensor a step updates for parameter i: its float32 master copy, or the parameter itself. */
+  protected target(i: number): Tensor {
+    return this.state[i]!.get(MASTER) ?? this.params[i]!.value;
+  }
+
+  /**
+   * Parameter i's gradient as the next step reads it: for a parameter with master weights, a half gradient
+   * the tape made is first widened to float32 (replacing its .grad), so that unscaling and clipping it lose nothing.
+   */
+  gradient(i: number): Tensor | undefined {
+    this.widenGrad(i);
+    return this.params[i]!.grad();
+  }
+
+  /** The parameters' names and gradients as gradient() gives them (those with none left out), for GradScaler. */
+  gradients(): { name: string; grad: Tensor }[] {
+    const out: { name: string; grad: Tensor }[] = [];
+    this.params.forEach((p, i) => {
+      const grad = this.gradient(i);
+      if (grad !== undefined && !grad.disposed) out.push({ name: p.name, grad });
+    });
+    return out;
+  }
+
+  private widenGrad(i: number): void {
+    const p = this.params[i]!;
+    const grad = p.grad();
+    if (!this.hasMaster(i) || p.setGrad === undefined || grad === undefined || grad.disposed || !isHalf(grad.dtype)) return;
+    const wide = Tensor.empty(grad.shape, { dtype: "float32", device: grad.device });
+    try {
+      noGrad(() => wide.copyFrom(grad));
+    } catch (e) {
+      wide.dispose();
+      throw e;
+    }
+    p.setGrad(wide);
+  }
+
+  /** Writes each master copy, rounded, into its half parameter (those with a gradient, or all). */
+  private writeMasters(all: boolean): void {
+    noGrad(() => {
+      this.params.forEach((p, i) => {
+        const master = this.state[i]!.get(MASTER);
+        if (master !== undefined && (all || p.grad() !== undefined)) p.value.copyFrom(master);
+      });
+    });
   }
 
   /** The learning rate of the first group; setting it sets every group's (a schedule sets them one by one). */
@@ -196,7 +291,10 @@ export abstract class Optimizer implements Disposable {
   /** Sets every parameter's gradient to zero. */
   zeroGrad(): void {
     checkParameters(`${this.kind}.zeroGrad`, this.params, this.state, false);
-    for (const p of this.params) p.grad()?.fill(0);
+    this.params.forEach((p, i) => {
+      this.widenGrad(i);
+      p.grad()?.fill(0);
+    });
   }
 
   /** Updates every parameter that has a gradient, or none of them. */
@@ -205,6 +303,7 @@ export abstract class Optimizer implements Disposable {
     for (const g of this.groups) this.checkHyper(fn, g);
     checkParameters(fn, this.params, this.state, false);
     this.update(fn);
+    this.writeMasters(false);
   }
 
   /** Checks a group's hyperparameters against the op's ranges and the optimizer's own rules. */
@@ -276,6 +375,7 @@ export abstract class Optimizer implements Disposable {
     });
     groups.forEach((h, i) => Object.assign(this.groups[i]!, h));
     Object.assign(this.counters, counters);
+    this.writeMasters(true);
   }
 
   /** Writes stateDict() to a safetensors file (beside the model's, say). */

@@ -1,11 +1,11 @@
 /** SGD with momentum, as torch.optim.SGD (dampening 0, no Nesterov): lltm_sgd_step per parameter. */
 import { LLTMError } from "../errors.ts";
 import * as native from "../native/index.ts";
-import { type Hyper, Optimizer, type Parameters } from "./optimizer.ts";
+import { type Hyper, type MasterWeightsOption, Optimizer, type Parameters } from "./optimizer.ts";
 
 const SGD_STEP = native.op("SGD_STEP");
 
-export interface SGDOptions {
+export interface SGDOptions extends MasterWeightsOption {
   lr: number;
   momentum?: number;
 }
@@ -16,7 +16,8 @@ export class SGD extends Optimizer {
       throw new LLTMError("INVALID_ARGUMENT", "SGD: options must give 'lr'");
     }
     const momentum = options.momentum ?? 0;
-    super("SGD", SGD_STEP, params as Parameters<Hyper>, { lr: options.lr, momentum }, {}, momentum === 0 ? [] : ["momentum_buffer"]);
+    super("SGD", SGD_STEP, params as Parameters<Hyper>, { lr: options.lr, momentum }, {}, momentum === 0 ? [] : ["momentum_buffer"],
+      options.masterWeights);
     if (this.groups.some((g) => (g.momentum === 0) !== (momentum === 0))) {
       throw new LLTMError("INVALID_ARGUMENT", "SGD: every group must have momentum, or none (the momentum buffers are made for all or none)");
     }
@@ -29,10 +30,10 @@ export class SGD extends Optimizer {
   /** param -= lr * (momentum buffer or gradient), for every parameter with a gradient. */
   protected update(fn: string): void {
     this.params.forEach((p, i) => {
-      const grad = p.grad();
+      const grad = this.gradient(i);
       if (grad === undefined) return;
       const { lr, momentum } = this.groups[p.group]!;
-      native.run(SGD_STEP, fn, [p.value, grad, this.state[i]!.get("momentum_buffer")], 0, [lr!, momentum!]);
+      native.run(SGD_STEP, fn, [this.target(i), grad, this.state[i]!.get("momentum_buffer")], 0, [lr!, momentum!]);
     });
   }
 

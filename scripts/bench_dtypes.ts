@@ -1,0 +1,64 @@
+/**
+ * The step's speed in two dtypes measured in one run, their calls
+ * interleaved (a forward and backward in one, then in the other, each
+ * synchronised), so that a machine whose load changes during the run slows
+ * both alike: the ratio of their medians is what the issue's CPU target
+ * ("bfloat16 at 256x512x1024 at least 1.6x lltm's own float32") compares.
+ *
+ * usage: bun scripts/bench_dtypes.ts [cpu|cuda] [-b 256] [-f 512] [-s 1024] [-r 20] [-w 3] [--dtypes float32,bfloat16]
+ */
+import { backendInfo, cuda, type DType, dtypes, lltmBackward, Tensor } from "../ts/index.ts";
+import { fail, intArg, parseArgs } from "./args.ts";
+import { forward, type Sizes, workload } from "./workload.ts";
+
+const usage = "usage: bun scripts/bench_dtypes.ts [cpu|cuda] [-b 256] [-f 512] [-s 1024] [-r 20] [-w 3] [--dtypes float32,bfloat16]";
+const args = parseArgs(process.argv.slice(2), { values: ["-b", "-f", "-s", "-r", "-w", "--dtypes"], positionals: true }, usage);
+const device = args.positional[0] ?? "cpu";
+if (device !== "cpu" && device !== "cuda") fail(`device must be cpu or cuda, got ${device}`, usage);
+const sizes: Sizes = { batch: intArg(args, "-b", 256, usage), features: intArg(args, "-f", 512, usage), state: intArg(args, "-s", 1024, usage) };
+const runs = intArg(args, "-r", 20, usage), warmup = intArg(args, "-w", 3, usage);
+const chosen = (args.values.get("--dtypes") ?? "float32,bfloat16").split(",") as DType[];
+for (const d of chosen) if (!dtypes.includes(d) || d === "int32") fail(`--dtypes takes float types, got ${d}`, usage);
+
+const sync = device === "cuda" ? () => cuda.synchronize("cuda:0") : () => 0;
+const loads = chosen.map((dtype) => ({
+  dtype,
+  w: workload(sizes, dtype, device),
+  gradH: Tensor.ones([sizes.batch, sizes.state], { dtype, device }),
+  gradCell: Tensor.ones([sizes.batch, sizes.state], { dtype, device }),
+  fw: [] as number[],
+  bw: [] as number[],
+}));
+for (let i = 0; i < warmup + runs; i++) {
+  for (const l of loads) {
+    const t0 = performance.now();
+    using out = forward(l.w);
+    sync();
+    const t1 = performance.now();
+    using g = lltmBackward(l.gradH, l.gradCell, out.newCell, out.inputGate, out.outputGate, out.candidateCell, out.X, out.gateWeights, l.w.weights);
+    sync();
+    const t2 = performance.now();
+    if (i >= warmup) {
+      l.fw.push(t1 - t0);
+      l.bw.push(t2 - t1);
+    }
+  }
+}
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+const base = loads[0]!;
+const info = backendInfo();
+console.log(`${device} (${info.cpuKernels} kernels, ${info.threads} threads) ${sizes.batch}x${sizes.features}x${sizes.state}, ${runs} runs interleaved, medians:`);
+for (const l of loads) {
+  const f = median(l.fw), b = median(l.bw);
+  const speedup = (median(base.fw) + median(base.bw)) / (f + b);
+  console.log(
+    `  ${l.dtype.padEnd(8)} forward ${f.toFixed(3)} ms  backward ${b.toFixed(3)} ms  ` +
+      `(${(median(base.fw) / f).toFixed(2)}x / ${(median(base.bw) / b).toFixed(2)}x, forward+backward ${speedup.toFixed(2)}x of ${base.dtype})`,
+  );
+  l.w[Symbol.dispose]();
+  l.gradH.dispose();
+  l.gradCell.dispose();
+}
