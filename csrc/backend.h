@@ -14,7 +14,7 @@
 // backend built with the same value. (The entry point keeps its name
 // `lltm_backend_v1` for every version, so that an old backend reaches the
 // version check instead of a missing symbol.)
-#define LLTM_BACKEND_API_VERSION 5u
+#define LLTM_BACKEND_API_VERSION 6u
 
 namespace lltm {
 
@@ -38,6 +38,10 @@ struct DeviceBackend {
   // How products are computed: "cublas" (linked, or found and opened at run
   // time) or "own" (the backend's own kernels at every size).
   const char* (*blas)();
+  // The device's memory counter `stat` (an lltm_memory_stat_kind, checked by the caller) in *out.
+  int32_t (*memory_stat)(int32_t stat, int32_t device, uint64_t* out);
+  // Sets the device's peak of allocated bytes to what is allocated now.
+  int32_t (*reset_peak)(int32_t device);
 };
 
 // The CUDA backend, loaded on first use; nullptr (with `why` set) when the

@@ -5,12 +5,15 @@
 #include <unistd.h>
 
 #include "../lltm_args.h"
+#include "../memory_counters.h"
 #include "../status.h"
 #include "lltm_cpu.h"
 
 namespace lltm::cpu {
 
 namespace {
+
+constexpr uint64_t kHeader = 64;
 
 uint64_t physical_memory_bytes() {
   static const uint64_t bytes = [] {
@@ -32,12 +35,26 @@ void* alloc(uint64_t bytes) {
     fail(LLTM_ERR_OUT_OF_MEMORY, "out of host memory allocating " + std::to_string(bytes) +
                                      " bytes: the machine has " + std::to_string(physical_memory_bytes()));
   // 64-byte alignment lets the kernels use aligned vector loads on whole rows.
+  // The block's size sits in a header of that alignment's size before it, for free() to count.
   const uint64_t rounded = (bytes + 63) / 64 * 64;
-  void* p = rounded > SIZE_MAX ? nullptr : std::aligned_alloc(64, size_t(rounded));
-  if (p == nullptr) fail(LLTM_ERR_OUT_OF_MEMORY, "out of host memory allocating " + std::to_string(bytes) + " bytes");
-  return p;
+  const uint64_t total = rounded + kHeader;
+  void* base = total > SIZE_MAX ? nullptr : std::aligned_alloc(64, size_t(total));
+  if (base == nullptr) fail(LLTM_ERR_OUT_OF_MEMORY, "out of host memory allocating " + std::to_string(bytes) + " bytes");
+  *static_cast<uint64_t*>(base) = rounded;
+  counters().allocated(rounded, true);
+  return static_cast<char*>(base) + kHeader;
 }
 
-void free(void* data) { std::free(data); }
+void free(void* data) {
+  if (data == nullptr) return;
+  void* base = static_cast<char*>(data) - kHeader;
+  counters().freed(*static_cast<uint64_t*>(base), true);
+  std::free(base);
+}
+
+MemoryCounters& counters() {
+  static MemoryCounters host;
+  return host;
+}
 
 }  // namespace lltm::cpu

@@ -7,7 +7,7 @@
  */
 import type { Device } from "../device.ts";
 import { LLTMError } from "../errors.ts";
-import { backendBit, CALL_BYTES, dtypeTable, type ElementType, layoutConstants, MAX_SCALARS } from "./constants.ts";
+import { backendBit, CALL_BYTES, dtypeTable, type ElementType, layoutConstants, MAX_SCALARS, memoryStatCode } from "./constants.ts";
 import { type Describable, Descriptors, hostBlock } from "./descriptor.ts";
 import { native, type NativeLibrary } from "./library.ts";
 import type { Op } from "./op.ts";
@@ -144,6 +144,19 @@ export function write(fn: string, dst: NativeTensor, data: ArrayBufferView): voi
 /** lltm_synchronize: waits for the device's queued work. */
 export function synchronize(fn: string, device: Device): void {
   unwrap(library().lltm_synchronize(device.kindCode, device.index), fn);
+}
+
+const counted = new Uint32Array(2);
+
+/** lltm_memory_stat: one of the device's memory counters, in bytes. */
+export function memoryStat(fn: string, stat: keyof typeof memoryStatCode, device: Device): number {
+  unwrap(library().lltm_memory_stat(memoryStatCode[stat], device.kindCode, device.index, counted), fn);
+  return counted[0]! + counted[1]! * 4294967296;
+}
+
+/** lltm_memory_reset_peak: the device's peak of allocated bytes set to what is allocated now. */
+export function resetPeakMemory(fn: string, device: Device): void {
+  unwrap(library().lltm_memory_reset_peak(device.kindCode, device.index), fn);
 }
 
 /** Number of CUDA devices (0 without the CUDA backend or a GPU). */

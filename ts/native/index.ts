@@ -5,8 +5,8 @@
  * writes a descriptor (tests/layers.test.ts).
  */
 export {
-  alloc, bufferBytes, cudaDeviceCount, elementBytes, free, type LibraryInfo, libraryInfo, type NativeTensor, read, run,
-  synchronize, type ThreadsSource, write,
+  alloc, bufferBytes, cudaDeviceCount, elementBytes, free, type LibraryInfo, libraryInfo, memoryStat, type NativeTensor, read,
+  resetPeakMemory, run, synchronize, type ThreadsSource, write,
 } from "./calls.ts";
 export { newDescribableId, overlaps } from "./descriptor.ts";
 export {
