@@ -115,12 +115,12 @@ export function bufferBytes(o: Op, fn: string, tensors: readonly (NativeTensor |
 
 const allocated = new Uint32Array(2);
 
-/** Allocates `bytes` bytes on `device` (lltm_alloc, 64-byte aligned); its address. */
-export function alloc(bytes: number, device: Device): number {
+/** Allocates `bytes` bytes on `device` (lltm_alloc, 64-byte aligned) for the public function `fn`; its address. */
+export function alloc(fn: string, bytes: number, device: Device): number {
   if (!Number.isSafeInteger(bytes) || bytes < 1) {
-    throw new LLTMError("INVALID_ARGUMENT", `alloc: bytes must be a positive integer below 2^53, got ${bytes}`);
+    throw new LLTMError("INVALID_ARGUMENT", `${fn}: ${bytes} bytes cannot be allocated: a size must be a positive integer below 2^53`);
   }
-  unwrap(library().lltm_alloc(bytes, device.kindCode, device.index, allocated), "alloc");
+  unwrap(library().lltm_alloc(bytes, device.kindCode, device.index, allocated), fn);
   return allocated[0]! + allocated[1]! * 4294967296;
 }
 
