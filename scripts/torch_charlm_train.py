@@ -45,7 +45,7 @@ def batch(source, starts):
     return xy[:-1], xy[1:]
 
 
-start = time.perf_counter()
+start, start_cpu = time.perf_counter(), time.process_time()
 for step in range(steps):
     x, y = batch(train, offsets[step])
     loss = model.loss(x, y)
@@ -54,7 +54,7 @@ for step in range(steps):
     torch.nn.utils.clip_grad_norm_(model.parameters(), float(meta["clipNorm"]))
     opt.step()
     schedule.step()
-seconds = time.perf_counter() - start
+seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - start_cpu
 
 model.eval()
 with torch.no_grad():
@@ -65,5 +65,5 @@ with torch.no_grad():
         count += y.numel()
 B = offsets.shape[1]
 print(json.dumps({"tool": "torch-lltm-charlm", "torch": torch.__version__, "threads": torch.get_num_threads(),
-                  "valid_nats": total / count, "train_loss_last": loss.item(), "seconds": seconds, "steps": steps,
+                  "valid_nats": total / count, "train_loss_last": loss.item(), "seconds": seconds, "cpu_seconds": cpu_seconds, "steps": steps,
                   "tokens_per_second": steps * T * B / seconds}))

@@ -31,7 +31,7 @@ test("optimizers refuse options they do not have, in the constructor, naming tho
   assertThrowsLLTM(() => new AdamW(model.parameters(), { weight_decay: 0.1 } as never), "INVALID_ARGUMENT", /^AdamW: unknown option 'weight_decay'/);
   assertThrowsLLTM(() => new SGD(model.parameters(), { lr: 0.1, nesterov: true } as never), "INVALID_ARGUMENT", /^SGD: unknown option 'nesterov'; its options are 'lr', 'momentum'$/);
   assertThrowsLLTM(
-    () => new SGD([{ params: [model.weight] }, { params: [model.parameter("bias")], options: { lr: 0.1, mometum: 0.9 } as never }], { lr: 0.1 }),
+    () => new SGD([{ params: [model.weight] }, { params: [model.bias!], options: { lr: 0.1, mometum: 0.9 } as never }], { lr: 0.1 }),
     "INVALID_ARGUMENT", /^SGD: group 1: unknown option 'mometum'/,
   );
   assertThrowsLLTM(() => new Adam(model.parameters(), { lr: "0.1" as never }), "INVALID_ARGUMENT", /^Adam: 'lr' must be a number, got "0\.1"$/);
