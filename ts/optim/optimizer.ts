@@ -117,7 +117,7 @@ function checkParameters(fn: string, params: readonly Held[], states: readonly R
   params.forEach((p, i) => {
     // A disposed parameter has no gradient either: without this, a step would pass over it without a word.
     if (p.value instanceof Tensor && p.value.disposed) {
-      throw new LLTMError("DISPOSED", `${fn}: parameter '${p.name}' has been disposed (its module disposed, or moved by to()? make the optimizer after moving the module)`);
+      throw new LLTMError("DISPOSED", `${fn}: parameter '${p.name}' has been disposed (moved by to()? make the optimizer after moving the module; or its module was disposed)`);
     }
     const grad = p.grad();
     if (grad === undefined && !needGrad) return;
