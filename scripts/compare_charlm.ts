@@ -10,7 +10,10 @@
  * (eager, random tokens) at the same sizes, for reference.
  *
  * usage: bun scripts/compare_charlm.ts [--steps 400] [--seq 64] [-b 32] [-s 128] [-e 32] [--layers 2] [--lr 0.003]
- *                                      [--seed 0] [--out out] [--python python3] [--torch-lstm FILE] [--json FILE]
+ *                                      [--seed 0] [--out out] [--python python3] [--torch-threads N] [--torch-lstm FILE] [--json FILE]
+ *
+ * PyTorch runs with --torch-threads threads (default: lltm's); on a machine other work keeps busy, one is
+ * its better choice (its OpenMP threads spin waiting for each other).
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -23,9 +26,9 @@ import { CharLM } from "./charlm_model.ts";
 import { batchAt, loadCorpus, recipe, trainer, validationLoss, validationOffsets } from "./charlm_train.ts";
 
 const usage = "usage: bun scripts/compare_charlm.ts [--steps 400] [--seq 64] [-b 32] [-s 128] [-e 32] [--layers 2] [--lr 0.003] " +
-  "[--seed 0] [--out out] [--python python3] [--torch-lstm FILE] [--json FILE]";
+  "[--seed 0] [--out out] [--python python3] [--torch-threads N] [--torch-lstm FILE] [--json FILE]";
 const args = parseArgs(process.argv.slice(2), {
-  values: ["--steps", "--seq", "-b", "-s", "-e", "--layers", "--lr", "--seed", "--out", "--python", "--torch-lstm", "--json"],
+  values: ["--steps", "--seq", "-b", "-s", "-e", "--layers", "--lr", "--seed", "--out", "--python", "--torch-threads", "--torch-lstm", "--json"],
 }, usage);
 // The main job's CPU configuration.
 const steps = intArg(args, "--steps", 400, usage);
@@ -40,6 +43,8 @@ const outDir = args.values.get("--out") ?? "out";
 const python = args.values.get("--python") ?? "python3";
 const device = "cpu";
 const threads = backendInfo().threads;
+const torchThreads = intArg(args, "--torch-threads", threads, usage);
+const torchEnv = { ...process.env, OMP_NUM_THREADS: String(torchThreads), OPENBLAS_NUM_THREADS: String(torchThreads) };
 
 const { vocabulary, train, valid } = loadCorpus();
 const rng = new Random(seed + 1);
@@ -87,19 +92,19 @@ interface Result {
 // CPU seconds (every thread's) beside the wall clock: on a machine shared with other work, the wall clock measures the others too.
 const line = (name: string, r: Result) =>
   console.log(
-    `${name.padEnd(22)} validation ${r.valid_nats.toFixed(4)} nats/char  ${(r.tokens_per_second / 1000).toFixed(1)} k tokens/s  ` +
+    `${name.padEnd(32)} validation ${r.valid_nats.toFixed(4)} nats/char  ${(r.tokens_per_second / 1000).toFixed(1)} k tokens/s  ` +
       `(${r.seconds.toFixed(1)} s, ${r.cpu_seconds.toFixed(1)} CPU s: ${((steps * T * B) / r.cpu_seconds / 1000).toFixed(1)} k tokens per CPU s)`,
   );
 line("lltm", lltm);
 
 const script = fileURLToPath(new URL("./torch_charlm_train.py", import.meta.url));
-const r = spawnSync(python, [script, initPath, batchesPath, "--threads", String(threads)], { encoding: "utf8" });
+const r = spawnSync(python, [script, initPath, batchesPath, "--threads", String(torchThreads)], { encoding: "utf8", env: torchEnv });
 if (r.status !== 0) {
   console.error(`${python} ${script} failed (status ${r.status}):\n${r.stderr}`);
   process.exit(1);
 }
 const torch = JSON.parse(r.stdout.trim().split("\n").at(-1)!) as Result & { torch: string };
-line(`PyTorch ${torch.torch} LLTM`, torch);
+line(`PyTorch ${torch.torch} LLTM, ${torchThreads} thread${torchThreads > 1 ? "s" : ""}`, torch);
 const difference = (lltm.valid_nats - torch.valid_nats) / torch.valid_nats;
 console.log(
   `validation loss: lltm ${(100 * difference).toFixed(2)}% from PyTorch's (within 2%: ${Math.abs(difference) <= 0.02 ? "yes" : "NO"}); ` +
@@ -114,7 +119,7 @@ if (lstmScript !== undefined) {
   const l = spawnSync(python, [
     lstmScript, "--device", "cpu", "--variants", "eager", "--layers", String(layers), "-s", String(S), "--seq", String(T),
     "-b", String(B), "--emb", String(E), "--vocab", String(vocabulary.length), "--steps", String(Math.min(steps, 100)), "--json", jsonPath,
-  ], { encoding: "utf8", env: { ...process.env, OMP_NUM_THREADS: String(threads) } });
+  ], { encoding: "utf8", env: torchEnv });
   if (l.status !== 0) {
     console.error(`${lstmScript} failed (status ${l.status}):\n${l.stderr}`);
     process.exit(1);
@@ -126,5 +131,5 @@ if (lstmScript !== undefined) {
 
 const jsonOut = args.values.get("--json");
 if (jsonOut) {
-  writeFileSync(jsonOut, JSON.stringify({ config: { layers, S, E, T, B, steps, lr, threads }, lltm, torch_lltm: torch, torch_lstm: lstm, difference }, null, 1));
+  writeFileSync(jsonOut, JSON.stringify({ config: { layers, S, E, T, B, steps, lr, threads, torchThreads }, lltm, torch_lltm: torch, torch_lstm: lstm, difference }, null, 1));
 }
