@@ -258,8 +258,8 @@ typedef enum lltm_memory_stat_kind {
   LLTM_MEMORY_ALLOCATED = 0,      /* in blocks lltm_alloc handed out and lltm_free has not taken back */
   LLTM_MEMORY_PEAK_ALLOCATED = 1, /* the most LLTM_MEMORY_ALLOCATED has been since the process started or
                                      the device's last lltm_memory_reset_peak */
-  LLTM_MEMORY_RESERVED = 2        /* held from the system or the device: allocated, and freed blocks a pool
-                                     keeps for reuse (on the CPU, equal to LLTM_MEMORY_ALLOCATED) */
+  LLTM_MEMORY_RESERVED = 2        /* held from the system or the device: allocated, and freed blocks kept
+                                     for reuse (on the CPU, those of 64 KiB and more, up to 256 MiB) */
 } lltm_memory_stat_kind;
 
 /* Stores one counter (an lltm_memory_stat_kind) of the device in *out; the

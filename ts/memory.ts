@@ -13,7 +13,7 @@ export interface MemoryStats {
   allocated: number;
   /** The most `allocated` has been since the process started or the last resetPeakMemoryStats(device). */
   peakAllocated: number;
-  /** Bytes held from the device: allocated, and freed blocks the CUDA pool keeps for reuse (on the CPU, `allocated`). */
+  /** Bytes held from the device: allocated, and freed blocks kept for reuse (the CUDA pool's; on the CPU, those of 64 KiB and up). */
   reserved: number;
 }
 
