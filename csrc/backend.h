@@ -42,6 +42,10 @@ struct DeviceBackend {
   // (bfloat16 or float16) as they are, OpCall.compute being that type;
   // 0 where the library stages such calls through float32.
   int32_t (*takes_half)(int32_t op);
+  // The device's memory counter `stat` (an lltm_memory_stat_kind, checked by the caller) in *out.
+  int32_t (*memory_stat)(int32_t stat, int32_t device, uint64_t* out);
+  // Sets the device's peak of allocated bytes to what is allocated now.
+  int32_t (*reset_peak)(int32_t device);
 };
 
 // The CUDA backend, loaded on first use; nullptr (with `why` set) when the

@@ -268,6 +268,26 @@ LLTM_API int32_t lltm_write(void* dst, const void* host_src, uint64_t bytes,
 /* Waits for the device's queued work (a no-op on the CPU). */
 LLTM_API int32_t lltm_synchronize(int32_t device_kind, int32_t device_index);
 
+/* Memory counters of a device, as torch.cuda's memory_allocated,
+ * max_memory_allocated and memory_reserved. Bytes are those of the blocks as
+ * the allocator hands them out (a request rounded up: to 64 bytes on the
+ * CPU, to the CUDA pool's block size on a GPU), lltm's own scratch memory
+ * included. */
+typedef enum lltm_memory_stat_kind {
+  LLTM_MEMORY_ALLOCATED = 0,      /* in blocks lltm_alloc handed out and lltm_free has not taken back */
+  LLTM_MEMORY_PEAK_ALLOCATED = 1, /* the most LLTM_MEMORY_ALLOCATED has been since the process started or
+                                     the device's last lltm_memory_reset_peak */
+  LLTM_MEMORY_RESERVED = 2        /* held from the system or the device: allocated, and freed blocks kept
+                                     for reuse (on the CPU, those of 64 KiB and more, up to 256 MiB) */
+} lltm_memory_stat_kind;
+
+/* Stores one counter (an lltm_memory_stat_kind) of the device in *out; the
+ * CPU's counts every CPU allocation of the process. */
+LLTM_API int32_t lltm_memory_stat(int32_t stat, int32_t device_kind, int32_t device_index, uint64_t* out);
+
+/* Sets the device's LLTM_MEMORY_PEAK_ALLOCATED to its LLTM_MEMORY_ALLOCATED now. */
+LLTM_API int32_t lltm_memory_reset_peak(int32_t device_kind, int32_t device_index);
+
 /* The CPU kernels this process runs: "avx512", "avx2" or "baseline" (x86-64
  * with SSE2), chosen when the library loads as the widest this processor and
  * operating system support, or "native" in a build for one machine

@@ -77,9 +77,18 @@ const char* blas_entry() { return blas_available() ? "cublas" : "own"; }
 
 int32_t takes_half_entry(int32_t op) { return op_takes_half(op) ? 1 : 0; }
 
-const DeviceBackend table = {LLTM_BACKEND_API_VERSION, device_count_entry, run_entry,   alloc_entry,
-                             free_entry,               copy_entry,         read_entry,  write_entry,
-                             synchronize_entry,        last_error,         blas_entry,  takes_half_entry};
+int32_t memory_stat_entry(int32_t stat, int32_t device, uint64_t* out) {
+  return guard([&] { *out = counters(device).get(stat); });
+}
+
+int32_t reset_peak_entry(int32_t device) {
+  return guard([&] { counters(device).reset_peak(); });
+}
+
+const DeviceBackend table = {LLTM_BACKEND_API_VERSION, device_count_entry, run_entry,        alloc_entry,
+                             free_entry,               copy_entry,         read_entry,       write_entry,
+                             synchronize_entry,        last_error,         blas_entry,       takes_half_entry,
+                             memory_stat_entry,        reset_peak_entry};
 
 }  // namespace
 }  // namespace lltm::cuda

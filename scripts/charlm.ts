@@ -13,29 +13,23 @@
  * vocabulary and configuration in its metadata), and samples some text.
  * `bun scripts/generate.ts --checkpoint out/charlm.safetensors` samples more.
  *
- * --dtype bfloat16|float16 trains the model in that type (mixed precision):
- * the optimizer keeps float32 master weights and moments, and float16 adds a
- * GradScaler (dynamic loss scaling); the validation loss is computed by the
- * half model, as it would be used.
- *
  * usage: bun scripts/charlm.ts [--device cpu|cuda] [--steps N] [--seq T] [-b B] [-s S] [-e E] [--layers L]
- *                              [--lr 0.003] [--seed 0] [--dtype float32|bfloat16|float16] [--out out] [--json FILE] [--max-seconds S]
+ *                              [--lr 0.003] [--seed 0] [--out out] [--json FILE] [--max-seconds S]
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-import {
-  AdamW, clipGradNorm_, CosineAnnealingLR, cuda, type DeviceLike, type FloatDType, GradScaler, noGrad, Random, Tensor,
-} from "../ts/index.ts";
+import { cuda, type DeviceLike, Random, Tensor } from "../ts/index.ts";
 import { fail, intArg, parseArgs } from "./args.ts";
-import { CharLM, encode, vocabularyOf } from "./charlm_model.ts";
+import { CharLM } from "./charlm_model.ts";
+import { batchAt, loadCorpus, trainer, validationLoss, validationOffsets } from "./charlm_train.ts";
 import { sample } from "./charlm_sample.ts";
 import { lossPlot } from "./loss_plot.ts";
 
 const usage = "usage: bun scripts/charlm.ts [--device cpu|cuda] [--steps N] [--seq T] [-b B] [-s S] [-e E] [--layers L] " +
-  "[--lr 0.003] [--seed 0] [--dtype float32|bfloat16|float16] [--out out] [--json FILE] [--max-seconds S]";
+  "[--lr 0.003] [--seed 0] [--out out] [--json FILE] [--max-seconds S]";
 const args = parseArgs(process.argv.slice(2), {
-  values: ["--device", "--steps", "--seq", "-b", "-s", "-e", "--layers", "--lr", "--seed", "--dtype", "--out", "--json", "--max-seconds"],
+  values: ["--device", "--steps", "--seq", "-b", "-s", "-e", "--layers", "--lr", "--seed", "--out", "--json", "--max-seconds"],
 }, usage);
 const device = (args.values.get("--device") ?? (cuda.isAvailable() ? "cuda" : "cpu")) as DeviceLike;
 const gpu = String(device).startsWith("cuda");
@@ -51,17 +45,11 @@ const seed = Number(args.values.get("--seed") ?? 0);
 const outDir = args.values.get("--out") ?? "out";
 // On the CPU a budget keeps the job under two minutes however busy the machine is (400 steps take about 30 s on 2 idle cores).
 const budget = args.values.has("--max-seconds") ? Number(args.values.get("--max-seconds")) : gpu ? undefined : 100;
-const dtype = (args.values.get("--dtype") ?? "float32") as FloatDType;
-if (!["float32", "bfloat16", "float16"].includes(dtype)) fail(`--dtype must be float32, bfloat16 or float16, got ${dtype}`, usage);
 if (!(lr > 0)) fail(`--lr must be positive, got ${args.values.get("--lr")}`, usage);
 if (budget !== undefined && !(budget > 0)) fail(`--max-seconds must be positive, got ${args.values.get("--max-seconds")}`, usage);
 
-const text = readFileSync(new URL("../data/kjv/genesis-joshua.txt", import.meta.url), "utf8");
-const vocabulary = vocabularyOf(text);
+const { text, vocabulary, train, valid } = loadCorpus();
 const V = vocabulary.length;
-const ids = encode(text, vocabulary);
-const split = Math.floor(ids.length * 0.9);
-const train = ids.subarray(0, split), valid = ids.subarray(split);
 
 /** The unigram model's cross-entropy on the validation text, in nats per character (add-one smoothed counts). */
 function unigramLoss(): number {
@@ -73,56 +61,19 @@ function unigramLoss(): number {
   return nats / valid.length;
 }
 
-/** T+1 characters from each of B offsets: inputs and next-character targets, int32 [T, B] each, on the device. */
-function batchAt(source: Int32Array, offsets: readonly number[]): { x: Tensor; y: Tensor } {
-  const x = new Int32Array(T * B), y = new Int32Array(T * B);
-  offsets.forEach((o, b) => {
-    for (let t = 0; t < T; t++) {
-      x[t * B + b] = source[o + t]!;
-      y[t * B + b] = source[o + t + 1]!;
-    }
-  });
-  return { x: Tensor.fromTypedArray(x, [T, B], { device }), y: Tensor.fromTypedArray(y, [T, B], { device }) };
-}
-
 const rng = new Random(seed + 1);
 const randomOffsets = () => Array.from({ length: B }, () => Math.floor(rng.uniform() * (train.length - T - 1)));
-// The validation set: consecutive windows over the held-out text, the same at every evaluation.
-const validBatches = Math.min(gpu ? 16 : 4, Math.floor((valid.length - 1) / (T * B)));
-const validOffsets = Array.from({ length: validBatches }, (_, k) => Array.from({ length: B }, (_, b) => (k * B + b) * T));
+const validOffsets = validationOffsets(valid, T, B, gpu ? 16 : 4);
 
 using model = new CharLM({ vocabulary, embedding: E, stateSize: S, layers, dropout: 0 }, { device, seed });
-// Made in float32 from the seed, then rounded: every dtype starts from the same weights.
-if (dtype !== "float32") model.to(dtype);
-using optimizer = new AdamW(model.namedParameters(), { lr, weightDecay: 0.01 });
-using scaler = new GradScaler({ enabled: dtype === "float16" });
-const schedule = new CosineAnnealingLR(optimizer, { tMax: steps, etaMin: lr / 10 });
-
-/** The validation loss in nats per character (evaluation mode, nothing recorded). */
-function validate(): number {
-  model.eval();
-  try {
-    return noGrad(() => {
-      using total = Tensor.zeros([1], { device });
-      for (const offsets of validOffsets) {
-        const { x, y } = batchAt(valid, offsets);
-        using l = model.loss(x, y, "sum");
-        total.add_(l);
-        x.dispose();
-        y.dispose();
-      }
-      return total.item() / (validBatches * T * B);
-    });
-  } finally {
-    model.train();
-  }
-}
+using training = trainer(model, lr, steps);
+const validate = () => validationLoss(model, valid, validOffsets, T, device);
 
 const unigram = unigramLoss();
 const params = model.parameters().reduce((n, p) => n + p.numel, 0);
 console.log(
   `lltm: a character-level language model (embedding ${E}, ${layers}×LLTM ${S}, vocabulary ${V}, ${params} parameters) on ` +
-    `Genesis–Joshua (KJV, ${text.length} characters), T=${T}, batch ${B}, on ${device} in ${dtype}, ${steps} steps` +
+    `Genesis–Joshua (KJV, ${text.length} characters), T=${T}, batch ${B}, on ${device}, ${steps} steps` +
     (budget === undefined ? "" : ` or ${budget} s, whichever comes first`),
 );
 const curve: number[] = [], validation: [number, number][] = [];
@@ -130,7 +81,7 @@ const tty = process.stdout.isTTY === true;
 const drawEvery = tty ? 250 : 5000;
 const evalEvery = Math.max(1, Math.floor(steps / 5));
 using lossSum = Tensor.zeros([1], { device });
-let summed = 0, done = 0, skipped = 0, stoppedByBudget = false;
+let summed = 0, done = 0, stoppedByBudget = false;
 const start = performance.now();
 let last = start, lastLoss = NaN;
 
@@ -160,24 +111,14 @@ function readLosses(): void {
 
 const curveEvery = Math.max(1, Math.floor(steps / 200));
 for (let step = 1; step <= steps; step++) {
-  const { x, y } = batchAt(train, randomOffsets());
-  {
-    using loss = model.loss(x, y);
-    noGrad(() => lossSum.add_(loss));
-    using scaled = scaler.scale(loss);
-    scaled.backward();
-  }
+  const { x, y } = batchAt(train, randomOffsets(), T, device);
+  training.step(x, y, lossSum);
   x.dispose();
   y.dispose();
-  // Clipped after unscaling, so that the limit applies to the true gradients.
-  scaler.unscale_(optimizer);
-  clipGradNorm_(model.parameters(), 1).dispose();
-  if (!scaler.step(optimizer)) skipped++;
-  scaler.update();
-  optimizer.zeroGrad();
-  schedule.step();
   summed++;
   done = step;
+  // The peak is a training step's, from the second on: the first allocates what every step reuses.
+  if (step === 1 && gpu) cuda.resetPeakMemoryStats(device);
   if (step % curveEvery === 0) readLosses();
   if (step % evalEvery === 0 || step === steps) validation.push([step / curveEvery, validate()]);
   const now = performance.now();
@@ -201,8 +142,17 @@ console.log(
   `validation loss ${validLoss.toFixed(4)} nats/char = ${bits(validLoss).toFixed(3)} bits/char  ` +
     `(unigram baseline ${unigram.toFixed(4)} nats = ${bits(unigram).toFixed(3)} bits/char)`,
 );
-if (scaler.isEnabled()) console.log(`loss scaling: ${skipped} steps skipped for infinities, final scale ${scaler.getScale()}`);
 console.log(`${done} steps, ${done * T * B} tokens in ${seconds.toFixed(1)} s (${((done * T * B) / seconds / 1000).toFixed(1)} k tokens/s)`);
+const memory = gpu
+  ? { peak: cuda.maxMemoryAllocated(device), allocated: cuda.memoryAllocated(device), reserved: cuda.memoryReserved(device) }
+  : undefined;
+if (memory !== undefined) {
+  const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+  console.log(
+    `device memory: peak ${mib(memory.peak)} allocated during a training step (cuda.maxMemoryAllocated), ` +
+      `${mib(memory.allocated)} between steps, ${mib(memory.reserved)} reserved by the pool`,
+  );
+}
 
 mkdirSync(outDir, { recursive: true });
 const plotPath = join(outDir, "charlm_loss.svg"), checkpointPath = join(outDir, "charlm.safetensors");
@@ -222,7 +172,7 @@ const jsonPath = args.values.get("--json");
 if (jsonPath) {
   writeFileSync(jsonPath, JSON.stringify({
     valid_nats: validLoss, valid_bits: bits(validLoss), unigram_nats: unigram, unigram_bits: bits(unigram), seconds, steps: done,
-    tokens_per_second: (done * T * B) / seconds, stopped_by_budget: stoppedByBudget, device: String(device), dtype,
-    skipped_steps: skipped, final_scale: scaler.getScale(),
+    tokens_per_second: (done * T * B) / seconds, stopped_by_budget: stoppedByBudget, device: String(device),
+    peak_memory_bytes: memory?.peak, allocated_memory_bytes: memory?.allocated, reserved_memory_bytes: memory?.reserved,
   }, null, 1));
 }

@@ -5,7 +5,9 @@
  * outputs; and bfloat16 and float16 tensors with their values in float32, for
  * PyTorch to read. With --read, checks instead the bfloat16 and float16
  * tensors that torch_interop.py wrote (torch_half.safetensors) against their
- * float32 values, bit for bit.
+ * float32 values, bit for bit. It also writes the main job's character model
+ * with a batch and lltm's results for it (scripts/charlm_interop.ts), which
+ * torch_interop.py checks with scripts/torch_charlm_check.py.
  *
  * usage: bun scripts/interop.ts [--device cpu|cuda] [--out out] [--read]
  */
@@ -14,6 +16,7 @@ import { join } from "node:path";
 
 import { type DeviceLike, LLTMLayer, loadCheckpoint, saveCheckpoint, Tensor } from "../ts/index.ts";
 import { parseArgs } from "./args.ts";
+import { writeCharLMInterop } from "./charlm_interop.ts";
 
 const usage = "usage: bun scripts/interop.ts [--device cpu|cuda] [--out out] [--read]";
 const args = parseArgs(process.argv.slice(2), { values: ["--device", "--out"], flags: ["--read"] }, usage);
@@ -56,4 +59,5 @@ for (const dtype of halves) {
 }
 saveCheckpoint(join(out, "interop_half.safetensors"), half);
 for (const t of Object.values(half)) t.dispose();
-console.log(`wrote ${["interop_model", "interop_io", "interop_half"].map((n) => join(out, `${n}.safetensors`)).join(", ")}`);
+const charlm = (["float64", "float32"] as const).flatMap((dtype) => Object.values(writeCharLMInterop(out, dtype, device)));
+console.log(`wrote ${[...["interop_model", "interop_io", "interop_half"].map((n) => join(out, `${n}.safetensors`)), ...charlm].join(", ")}`);

@@ -1,5 +1,6 @@
 """Reads lltm's checkpoint with safetensors.torch.load_file and checks that PyTorch's
-LLTM (the tutorial's formulas) with those weights gives lltm's outputs; checks that
+LLTM (the tutorial's formulas) with those weights gives lltm's outputs; checks the main
+job's character model, its logits, loss and gradients (torch_charlm_check.py); checks that
 lltm's bfloat16 and float16 tensors read as PyTorch's torch.bfloat16 and torch.float16
 with the values lltm gives them; and writes bfloat16 and float16 tensors of its own
 (torch_half.safetensors) for `bun scripts/interop.ts --read` to check.
@@ -9,18 +10,10 @@ usage: python3 scripts/torch_interop.py [out]   (after: bun scripts/interop.ts -
 import sys
 
 import torch
-import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 
-
-def lltm(input, weights, bias, old_h, old_cell):
-    X = torch.cat([old_h, input], dim=1)
-    gates = F.linear(X, weights, bias).chunk(3, dim=1)
-    input_gate = torch.sigmoid(gates[0])
-    output_gate = torch.sigmoid(gates[1])
-    candidate_cell = F.elu(gates[2])
-    new_cell = old_cell + candidate_cell * input_gate
-    return torch.tanh(new_cell) * output_gate, new_cell
+from torch_charlm_check import check as check_charlm
+from torch_lltm import lltm_cell
 
 
 out = sys.argv[1] if len(sys.argv) > 1 else "out"
@@ -28,10 +21,16 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 params = load_file(f"{out}/interop_model.safetensors", device=device)
 io = load_file(f"{out}/interop_io.safetensors", device=device)
 print("checkpoint:", {k: (tuple(v.shape), str(v.dtype)) for k, v in params.items()})
-h, c = lltm(io["input"], params["weights"], params["bias"], io["old_h"], io["old_cell"])
+h, c = lltm_cell(io["input"], params["weights"], params["bias"], io["old_h"], io["old_cell"])
 err = max(((h - io["new_h"]).norm() / io["new_h"].norm()).item(), ((c - io["new_cell"]).norm() / io["new_cell"].norm()).item())
 print(f"PyTorch {torch.__version__} on {device}: relative difference from lltm's outputs {err:.3e}")
 ok = err <= 1e-12
+
+for dtype in ("float64", "float32"):
+    result = check_charlm(out, dtype)
+    print(f"character model in {dtype}: largest difference from PyTorch's {result['max_error']:.3e} ({result['worst']}), "
+          f"tolerance {result['tolerance']:g}")
+    ok = ok and result["ok"]
 
 half = load_file(f"{out}/interop_half.safetensors", device=device)
 for name, dtype in (("bfloat16", torch.bfloat16), ("float16", torch.float16)):

@@ -11,6 +11,21 @@ export interface CUDA {
   deviceCount(): number;
   /** Waits for the work queued on a device (default cuda:0) to finish. */
   synchronize(device?: DeviceLike): void;
+  /** Bytes of device memory in tensors and lltm's scratch blocks now (torch.cuda.memory_allocated). */
+  memoryAllocated(device?: DeviceLike): number;
+  /** The most memoryAllocated() has been since the start or resetPeakMemoryStats() (torch.cuda.max_memory_allocated). */
+  maxMemoryAllocated(device?: DeviceLike): number;
+  /** Bytes the memory pool holds from the device, allocated or cached for reuse (torch.cuda.memory_reserved). */
+  memoryReserved(device?: DeviceLike): number;
+  /** Starts the peak of maxMemoryAllocated() again from what is allocated now (torch.cuda.reset_peak_memory_stats). */
+  resetPeakMemoryStats(device?: DeviceLike): void;
+}
+
+/** `device` as a CUDA device, or an error naming `fn` for another kind. */
+function cudaDevice(device: DeviceLike, fn: string): Device {
+  const d = Device.of(device);
+  if (d.kind !== "cuda") throw new LLTMError("INVALID_DEVICE", `${fn}: ${d} is not a CUDA device`);
+  return d;
 }
 
 export const cuda: CUDA = {
@@ -26,9 +41,27 @@ export const cuda: CUDA = {
 
   /** Waits for the work queued on a device (default cuda:0) to finish. */
   synchronize(device: DeviceLike = "cuda"): void {
-    const d = Device.of(device);
-    if (d.kind !== "cuda") throw new LLTMError("INVALID_DEVICE", `cuda.synchronize: ${d} is not a CUDA device`);
-    native.synchronize("cuda.synchronize", d);
+    native.synchronize("cuda.synchronize", cudaDevice(device, "cuda.synchronize"));
+  },
+
+  memoryAllocated(device: DeviceLike = "cuda"): number {
+    const fn = "cuda.memoryAllocated";
+    return native.memoryStat(fn, "allocated", cudaDevice(device, fn));
+  },
+
+  maxMemoryAllocated(device: DeviceLike = "cuda"): number {
+    const fn = "cuda.maxMemoryAllocated";
+    return native.memoryStat(fn, "peakAllocated", cudaDevice(device, fn));
+  },
+
+  memoryReserved(device: DeviceLike = "cuda"): number {
+    const fn = "cuda.memoryReserved";
+    return native.memoryStat(fn, "reserved", cudaDevice(device, fn));
+  },
+
+  resetPeakMemoryStats(device: DeviceLike = "cuda"): void {
+    const fn = "cuda.resetPeakMemoryStats";
+    native.resetPeakMemory(fn, cudaDevice(device, fn));
   },
 };
 

@@ -151,6 +151,15 @@ export class LLTMLayer implements Disposable {
 
   /** One step: input [B, F] and state ([B, S], [B, S]). */
   forward(input: Tensor, [h, c]: State): LLTMStep {
+    this.assertLive("LLTMLayer.forward");
+    // The width is checked here, so that a wrong one blames the input rather than the weights it does not fit.
+    if (input instanceof Tensor && !input.disposed && (input.ndim !== 2 || input.shape[1] !== this.inputFeatures)) {
+      throw new LLTMError(
+        "SHAPE_MISMATCH",
+        `LLTMLayer.forward: the input has shape [${input.shape.join(", ")}]; it must be [B, ${this.inputFeatures}] ` +
+          `(this LLTMLayer's inputFeatures is ${this.inputFeatures})`,
+      );
+    }
     const fn = LLTMFunction.forward(input, this.weights, this.bias, h, c);
     const accumulate = (gradH: Tensor, gradCell: Tensor) => fn.backward(gradH, gradCell, this.gradients());
     const dispose = () => fn.dispose();
@@ -165,10 +174,12 @@ export class LLTMLayer implements Disposable {
    * (for comparison).
    */
   sequence(inputs: Tensor, state: State, options: SequenceOptions = {}): LLTMSequence {
+    this.assertLive("LLTMLayer.sequence");
     if (inputs.ndim !== 3 || inputs.shape[2] !== this.inputFeatures) {
       throw new LLTMError(
         "SHAPE_MISMATCH",
-        `LLTMLayer.sequence: 'inputs' must have shape [T, B, ${this.inputFeatures}], got [${inputs.shape.join(", ")}]`,
+        `LLTMLayer.sequence: 'inputs' must have shape [T, B, ${this.inputFeatures}], got [${inputs.shape.join(", ")}] ` +
+          `(this LLTMLayer's inputFeatures is ${this.inputFeatures})`,
       );
     }
     if (options.perStep) return this.sequenceByStep(inputs, state);
@@ -299,7 +310,7 @@ export class LLTMLayer implements Disposable {
   to(device: DeviceLike): this {
     const target = Device.of(device);
     if (target === this.device) return this;
-    requireDevice(target, "LLTM.to");
+    requireDevice(target, "LLTMLayer.to");
     const old = this.tensors;
     const moved: Tensor[] = [];
     try {
@@ -330,6 +341,11 @@ export class LLTMLayer implements Disposable {
   dispose(): void {
     const t = this.tensors;
     for (const x of [t.weights, t.bias, t.weightsGrad, t.biasGrad]) x.dispose();
+  }
+
+  /** Throws when the module has been disposed, naming `fn`. */
+  private assertLive(fn: string): void {
+    if (this.tensors.weights.disposed) throw new LLTMError("DISPOSED", `${fn}: this LLTMLayer has been disposed`);
   }
 
   [Symbol.dispose](): void {

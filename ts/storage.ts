@@ -54,8 +54,8 @@ export class Storage {
     registry.register(this, { address, device, bytes }, this);
   }
 
-  /** Allocates `bytes` bytes on `device`, owned by `refs` tensors. */
-  static allocate(bytes: number, device: Device, refs = 1): Storage {
+  /** Allocates `bytes` bytes on `device`, owned by `refs` tensors, for the public function `fn` (named in a failure). */
+  static allocate(bytes: number, device: Device, fn: string, refs = 1): Storage {
     allocated(bytes);
     if (device === Device.cpu && bytes <= RECYCLED_BYTES) {
       for (let i = recycled.length - 1; i >= 0; i--) {
@@ -69,7 +69,7 @@ export class Storage {
     }
     let address: number;
     try {
-      address = alloc(bytes, device);
+      address = alloc(fn, bytes, device);
     } catch (e) {
       released(bytes);
       throw e;

@@ -81,4 +81,27 @@ LLTM_API int32_t lltm_synchronize(int32_t device_kind, int32_t device_index) {
   });
 }
 
+LLTM_API int32_t lltm_memory_stat(int32_t stat, int32_t device_kind, int32_t device_index, uint64_t* out) {
+  if (out != nullptr) *out = 0;
+  const char* fn = "lltm_memory_stat";
+  return entry(fn, [&] {
+    if (out == nullptr) fail(LLTM_ERR_NULL_POINTER, "lltm_memory_stat: 'out' is a null pointer");
+    if (stat < LLTM_MEMORY_ALLOCATED || stat > LLTM_MEMORY_RESERVED)
+      fail(LLTM_ERR_INVALID_ARGUMENT, "lltm_memory_stat: 'stat' must be an lltm_memory_stat_kind (0 to " +
+                                          std::to_string(LLTM_MEMORY_RESERVED) + "), got " + std::to_string(stat));
+    on_device(
+        fn, device_kind, device_index, [&] { *out = cpu::counters().get(stat); },
+        [&](const DeviceBackend& b) { return b.memory_stat(stat, device_index, out); });
+  });
+}
+
+LLTM_API int32_t lltm_memory_reset_peak(int32_t device_kind, int32_t device_index) {
+  const char* fn = "lltm_memory_reset_peak";
+  return entry(fn, [&] {
+    on_device(
+        fn, device_kind, device_index, [] { cpu::counters().reset_peak(); },
+        [&](const DeviceBackend& b) { return b.reset_peak(device_index); });
+  });
+}
+
 }  // extern "C"

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "../memory_counters.h"
 #include "../op_call.h"
 
 namespace lltm::cpu {
@@ -18,8 +19,10 @@ void run_bf16(const OpCall& call, const char* fn);
 // dst = src converted to dst's dtype (equal sizes, checked by the caller): the COPY op.
 void copy(const lltm_tensor& dst, const lltm_tensor& src, const char* fn);
 
+// Host memory, 64-byte aligned, counted in counters().
 void* alloc(uint64_t bytes);
 void free(void* data);
+MemoryCounters& counters();
 
 // The name of the kernels' variant in use: avx512, avx2, baseline or native.
 const char* kernels_name();

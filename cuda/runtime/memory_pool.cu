@@ -21,6 +21,7 @@ struct BlockCache {
   std::mutex mutex;
   std::unordered_map<void*, uint64_t> sizes;           // live and cached blocks
   std::unordered_map<uint64_t, std::vector<void*>> free;  // cached blocks by size
+  MemoryCounters counters;
 };
 
 BlockCache& cache(int device) {
@@ -42,6 +43,7 @@ void release_cached(BlockCache& c, cudaStream_t stream) {
   for (auto& [size, blocks] : c.free)
     for (void* p : blocks) {
       c.sizes.erase(p);
+      c.counters.released(size);
       cudaFreeAsync(p, stream);
     }
   c.free.clear();
@@ -61,6 +63,7 @@ void* alloc(uint64_t bytes, int device) {
     if (hit != c.free.end() && !hit->second.empty()) {
       void* p = hit->second.back();
       hit->second.pop_back();
+      c.counters.allocated(size, false);
       return p;
     }
   }
@@ -82,6 +85,7 @@ void* alloc(uint64_t bytes, int device) {
   }
   check(e, "cudaMallocAsync");
   c.sizes.emplace(p, size);
+  c.counters.allocated(size, true);
   return p;
 }
 
@@ -93,6 +97,9 @@ void free(void* data, int device) {
     fail(LLTM_ERR_INVALID_DEVICE, "the block was not allocated by lltm_alloc on cuda:" +
                                       std::to_string(device));
   c.free[it->second].push_back(data);
+  c.counters.freed(it->second, false);
 }
+
+MemoryCounters& counters(int device) { return cache(device).counters; }
 
 }  // namespace lltm::cuda

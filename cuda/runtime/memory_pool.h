@@ -4,9 +4,13 @@
 
 #include <cstdint>
 
+#include "memory_counters.h"
+
 namespace lltm::cuda {
 
 void* alloc(uint64_t bytes, int device);
 void free(void* data, int device);
+// The device's counters: allocated, peak and reserved bytes of the pool (lltm_memory_stat).
+MemoryCounters& counters(int device);
 
 }  // namespace lltm::cuda

@@ -65,7 +65,7 @@ typedef struct {
 typedef enum {
   F_FORWARD, F_BACKWARD, F_BACKWARD_EX, F_COPY, F_FILL, F_AXPY, F_SGD, F_ADAM, F_SEQUENCE_FORWARD,
   F_SEQUENCE_BACKWARD, F_LINEAR, F_LINEAR_BACKWARD, F_SEQUENCE_RESERVE_BYTES, F_ALLOC, F_FREE, F_READ, F_WRITE, F_SYNCHRONIZE, F_ABI_CONSTANT,
-  F_COUNT
+  F_MEMORY_STAT, F_MEMORY_RESET_PEAK, F_COUNT
 } Fn;
 
 static const char* const kFnNames[F_COUNT] = {
@@ -75,7 +75,8 @@ static const char* const kFnNames[F_COUNT] = {
     "lltm_sequence_backward", "lltm_linear",            "lltm_linear_backward",
     "lltm_sequence_reserve_bytes", "lltm_alloc",
     "lltm_free",             "lltm_read",              "lltm_write",
-    "lltm_synchronize",      "lltm_abi_constant"};
+    "lltm_synchronize",      "lltm_abi_constant",      "lltm_memory_stat",
+    "lltm_memory_reset_peak"};
 
 typedef struct {
   Fn fn;
@@ -921,6 +922,46 @@ static void fuzz_synchronize(uint64_t* cases) {
   ++*cases;
 }
 
+static void fuzz_memory_stat(uint64_t* cases) {
+  static const int32_t kBadStat[] = {-1, LLTM_MEMORY_RESERVED + 1, INT32_MAX, INT32_MIN};
+  const Call c = {.fn = F_MEMORY_STAT};
+  int32_t stat = (int32_t)below(LLTM_MEMORY_RESERVED + 1), kind = LLTM_CPU, index = 0, expected = LLTM_OK;
+  int null_out = 0;
+  Mutation m = M_NONE;
+  switch (below(6)) {
+    case 0: null_out = 1; expected = LLTM_ERR_NULL_POINTER; m = M_NULL_DATA; break;
+    case 1: stat = PICK(kBadStat); expected = LLTM_ERR_INVALID_ARGUMENT; m = M_SCALAR; break;
+    case 2: kind = -1; expected = LLTM_ERR_INVALID_DEVICE; m = M_KIND; break;
+    case 3: index = 3; expected = LLTM_ERR_INVALID_DEVICE; m = M_INDEX; break;
+    case 4:
+      if (has_cuda) break;
+      kind = LLTM_CUDA; expected = LLTM_ERR_BACKEND_UNAVAILABLE; m = M_NO_CUDA; break;
+    default: break;
+  }
+  uint64_t value = 77;
+  const Expectation e = {expected, {NULL, NULL}};
+  check_status(&c, m, &e, lltm_memory_stat(stat, kind, index, null_out ? NULL : &value));
+  if (!null_out && expected != LLTM_OK && value != 0) report(&c, m, "*out is not 0 after a failure");
+  ++*cases;
+}
+
+static void fuzz_memory_reset_peak(uint64_t* cases) {
+  const Call c = {.fn = F_MEMORY_RESET_PEAK};
+  int32_t kind = LLTM_CPU, index = 0, expected = LLTM_OK;
+  Mutation m = M_NONE;
+  switch (below(4)) {
+    case 0: kind = 7; expected = LLTM_ERR_INVALID_DEVICE; m = M_KIND; break;
+    case 1: index = 2; expected = LLTM_ERR_INVALID_DEVICE; m = M_INDEX; break;
+    case 2:
+      if (has_cuda) break;
+      kind = LLTM_CUDA; expected = LLTM_ERR_BACKEND_UNAVAILABLE; m = M_NO_CUDA; break;
+    default: break;
+  }
+  const Expectation e = {expected, {NULL, NULL}};
+  check_status(&c, m, &e, lltm_memory_reset_peak(kind, index));
+  ++*cases;
+}
+
 static void fuzz_abi_constant(uint64_t* cases) {
   const Call c = {.fn = F_ABI_CONSTANT};
   int64_t value = -7;
@@ -1021,6 +1062,8 @@ int main(int argc, char** argv) {
       case F_WRITE: fuzz_transfer(&cases, fn); break;
       case F_SYNCHRONIZE: fuzz_synchronize(&cases); break;
       case F_ABI_CONSTANT: fuzz_abi_constant(&cases); break;
+      case F_MEMORY_STAT: fuzz_memory_stat(&cases); break;
+      case F_MEMORY_RESET_PEAK: fuzz_memory_reset_peak(&cases); break;
       case F_SEQUENCE_RESERVE_BYTES: fuzz_sequence_reserve_bytes(&cases); break;
       default: {
         Call c;

@@ -8,7 +8,7 @@
 import type { Device } from "../device.ts";
 import { LLTMError } from "../errors.ts";
 import {
-  backendBit, CALL_BYTES, dtypeTable, type ElementType, layoutConstants, matmulPrecisionCode, MAX_SCALARS,
+  backendBit, CALL_BYTES, dtypeTable, type ElementType, layoutConstants, matmulPrecisionCode, MAX_SCALARS, memoryStatCode,
 } from "./constants.ts";
 import { type Describable, Descriptors, hostBlock } from "./descriptor.ts";
 import { native, type NativeLibrary } from "./library.ts";
@@ -128,12 +128,12 @@ export function bufferBytes(o: Op, fn: string, tensors: readonly (NativeTensor |
 
 const allocated = new Uint32Array(2);
 
-/** Allocates `bytes` bytes on `device` (lltm_alloc, 64-byte aligned); its address. */
-export function alloc(bytes: number, device: Device): number {
+/** Allocates `bytes` bytes on `device` (lltm_alloc, 64-byte aligned) for the public function `fn`; its address. */
+export function alloc(fn: string, bytes: number, device: Device): number {
   if (!Number.isSafeInteger(bytes) || bytes < 1) {
-    throw new LLTMError("INVALID_ARGUMENT", `alloc: bytes must be a positive integer below 2^53, got ${bytes}`);
+    throw new LLTMError("INVALID_ARGUMENT", `${fn}: ${bytes} bytes cannot be allocated: a size must be a positive integer below 2^53`);
   }
-  unwrap(library().lltm_alloc(bytes, device.kindCode, device.index, allocated), "alloc");
+  unwrap(library().lltm_alloc(bytes, device.kindCode, device.index, allocated), fn);
   return allocated[0]! + allocated[1]! * 4294967296;
 }
 
@@ -157,6 +157,19 @@ export function write(fn: string, dst: NativeTensor, data: ArrayBufferView): voi
 /** lltm_synchronize: waits for the device's queued work. */
 export function synchronize(fn: string, device: Device): void {
   unwrap(library().lltm_synchronize(device.kindCode, device.index), fn);
+}
+
+const counted = new Uint32Array(2);
+
+/** lltm_memory_stat: one of the device's memory counters, in bytes. */
+export function memoryStat(fn: string, stat: keyof typeof memoryStatCode, device: Device): number {
+  unwrap(library().lltm_memory_stat(memoryStatCode[stat], device.kindCode, device.index, counted), fn);
+  return counted[0]! + counted[1]! * 4294967296;
+}
+
+/** lltm_memory_reset_peak: the device's peak of allocated bytes set to what is allocated now. */
+export function resetPeakMemory(fn: string, device: Device): void {
+  unwrap(library().lltm_memory_reset_peak(device.kindCode, device.index), fn);
 }
 
 /** Number of CUDA devices (0 without the CUDA backend or a GPU). */

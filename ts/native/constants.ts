@@ -57,3 +57,10 @@ export const matmulPrecisionCode = {
 
 export const ACCUMULATE_PARAM_GRADS = h.LLTM_ACCUMULATE_PARAM_GRADS;
 export const SEQUENCE_TRAINING = h.LLTM_SEQUENCE_TRAINING;
+
+/** lltm_memory_stat_kind, by the names of memoryStats()' fields. */
+export const memoryStatCode = {
+  allocated: h.LLTM_MEMORY_ALLOCATED,
+  peakAllocated: h.LLTM_MEMORY_PEAK_ALLOCATED,
+  reserved: h.LLTM_MEMORY_RESERVED,
+} as const;

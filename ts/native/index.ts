@@ -6,8 +6,8 @@
  */
 export {
   alloc, bufferBytes, cudaDeviceCount, elementBytes, type Float32MatmulPrecision, float32MatmulPrecision, free,
-  type LibraryInfo, libraryInfo, type NativeTensor, read, run, runInto, setFloat32MatmulPrecision, synchronize,
-  type ThreadsSource, write,
+  type LibraryInfo, libraryInfo, memoryStat, type NativeTensor, read, resetPeakMemory, run, runInto,
+  setFloat32MatmulPrecision, synchronize, type ThreadsSource, write,
 } from "./calls.ts";
 export { newDescribableId, overlaps } from "./descriptor.ts";
 export {

@@ -73,6 +73,10 @@ export const symbols = {
   lltm_write: { args: ["ptr", "buffer", "u64", "i32", "i32"], returns: "i32" },
   // int32_t lltm_synchronize(int32_t device_kind, int32_t device_index)
   lltm_synchronize: { args: ["i32", "i32"], returns: "i32" },
+  // int32_t lltm_memory_stat(int32_t stat, int32_t device_kind, int32_t device_index, uint64_t* out)
+  lltm_memory_stat: { args: ["i32", "i32", "i32", "buffer"], returns: "i32" },
+  // int32_t lltm_memory_reset_peak(int32_t device_kind, int32_t device_index)
+  lltm_memory_reset_peak: { args: ["i32", "i32"], returns: "i32" },
   // const char* lltm_cpu_kernels(void): NULL when a forced variant cannot run
   lltm_cpu_kernels: { args: [], returns: "cstring" },
   // int32_t lltm_cpu_threads(void)

@@ -63,10 +63,10 @@ export class Outputs {
     this.lastShapes = this.shapeSources.map(() => undefined);
   }
 
-  /** Fresh output tensors on `device` for `tensors`, the op's inputs by slot. */
+  /** Fresh output tensors on `device` for `tensors`, the op's inputs by slot; a failure names the op's C entry point. */
   allocate(tensors: readonly (Tensor | undefined)[], device: Device): Tensor[] {
-    const layout = this.layout;
-    return layout !== undefined && this.sameInputs(tensors) ? layout.allocate(device) : this.relayout(tensors).allocate(device);
+    const layout = this.layout, fn = this.op.spec.entry;
+    return layout !== undefined && this.sameInputs(tensors) ? layout.allocate(device, fn) : this.relayout(tensors).allocate(device, fn);
   }
 
   /** Whether `tensors` bring the shape arrays and dtypes the layout was made for. */

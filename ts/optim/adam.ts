@@ -5,7 +5,7 @@
  */
 import { LLTMError } from "../errors.ts";
 import * as native from "../native/index.ts";
-import { type Hyper, type MasterWeightsOption, Optimizer, type Parameters } from "./optimizer.ts";
+import { checkOptionNames, type Hyper, type MasterWeightsOption, Optimizer, type Parameters } from "./optimizer.ts";
 
 const ADAM_STEP = native.op("ADAM_STEP"), AXPY = native.op("AXPY");
 
@@ -23,6 +23,7 @@ export interface AdamWOptions extends AdamOptions {
 /** Options as a group's hyperparameters (betas split in two, as the op's scalars are). */
 function hyperOf(kind: string, options: AdamWOptions, decoupled: boolean): Hyper {
   if (typeof options !== "object" || options === null) throw new LLTMError("INVALID_ARGUMENT", `${kind}: options must be an object`);
+  checkOptionNames(kind, options, ["lr", "betas", "eps", "weightDecay", "masterWeights"]);
   const betas = options.betas;
   if (betas !== undefined && (!Array.isArray(betas) || betas.length !== 2)) {
     throw new LLTMError("INVALID_ARGUMENT", `${kind}: 'betas' must be a pair [beta1, beta2]`);

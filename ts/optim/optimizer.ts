@@ -122,7 +122,20 @@ export function checkScalars(fn: string, o: native.Op, hyper: Hyper): void {
 /** Checks that each of `names` in `hyper` is a number, naming `fn`. */
 function checkNumbers(fn: string, hyper: Hyper): void {
   for (const [k, v] of Object.entries(hyper)) {
-    if (typeof v !== "number" || Number.isNaN(v)) throw new LLTMError("INVALID_ARGUMENT", `${fn}: '${k}' must be a number, got ${String(v)}`);
+    if (typeof v !== "number" || Number.isNaN(v)) {
+      throw new LLTMError("INVALID_ARGUMENT", `${fn}: '${k}' must be a number, got ${typeof v === "string" ? JSON.stringify(v) : String(v)}`);
+    }
+  }
+}
+
+/** Refuses an option `fn` does not have (a misspelt one would otherwise be ignored), naming those it has. */
+export function checkOptionNames(fn: string, options: object, known: readonly string[]): void {
+  const unknown = Object.keys(options).filter((k) => !known.includes(k));
+  if (unknown.length > 0) {
+    throw new LLTMError(
+      "INVALID_ARGUMENT",
+      `${fn}: unknown option${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => `'${k}'`).join(", ")}; its options are ${known.map((k) => `'${k}'`).join(", ")}`,
+    );
   }
 }
 
@@ -132,6 +145,10 @@ function checkNumbers(fn: string, hyper: Hyper): void {
  */
 function checkParameters(fn: string, params: readonly Held[], states: readonly ReadonlyMap<string, Tensor>[], needGrad: boolean): void {
   params.forEach((p, i) => {
+    // A disposed parameter has no gradient either: without this, a step would pass over it without a word.
+    if (p.value instanceof Tensor && p.value.disposed) {
+      throw new LLTMError("DISPOSED", `${fn}: parameter '${p.name}' has been disposed (moved by to()? make the optimizer after moving the module; or its module was disposed)`);
+    }
     const grad = p.grad();
     if (grad === undefined && !needGrad) return;
     const tensors: [string, unknown][] = [[`parameter '${p.name}'`, p.value], [`the gradient of '${p.name}'`, grad]];
@@ -189,7 +206,9 @@ export abstract class Optimizer implements Disposable {
     const heldParams: Held[] = [];
     this.groups = groups.map((g, gi) => {
       const hyper = { ...defaults, ...g.options } as Hyper;
-      checkNumbers(gi === 0 ? kind : `${kind}: group ${gi}`, hyper);
+      const where = gi === 0 ? kind : `${kind}: group ${gi}`;
+      checkOptionNames(where, g.options, Object.keys(defaults));
+      checkNumbers(where, hyper);
       this.checkHyper(kind, hyper);
       for (const p of g.params) heldParams.push(held(kind, p, heldParams.length, gi));
       return hyper;

@@ -1,7 +1,7 @@
 /** SGD with momentum, as torch.optim.SGD (dampening 0, no Nesterov): lltm_sgd_step per parameter. */
 import { LLTMError } from "../errors.ts";
 import * as native from "../native/index.ts";
-import { type Hyper, type MasterWeightsOption, Optimizer, type Parameters } from "./optimizer.ts";
+import { checkOptionNames, type Hyper, type MasterWeightsOption, Optimizer, type Parameters } from "./optimizer.ts";
 
 const SGD_STEP = native.op("SGD_STEP");
 
@@ -15,6 +15,7 @@ export class SGD extends Optimizer {
     if (typeof options !== "object" || options === null || options.lr === undefined) {
       throw new LLTMError("INVALID_ARGUMENT", "SGD: options must give 'lr'");
     }
+    checkOptionNames("SGD", options, ["lr", "momentum", "masterWeights"]);
     const momentum = options.momentum ?? 0;
     super("SGD", SGD_STEP, params as Parameters<Hyper>, { lr: options.lr, momentum }, {}, momentum === 0 ? [] : ["momentum_buffer"],
       options.masterWeights);

@@ -7,16 +7,17 @@ import { Storage } from "../storage.ts";
 import { byteCount, checkShape, contiguousStrides, numelOf } from "./shape.ts";
 import { deviceOf, type NestedArray, type RandomOptions, Tensor, type TensorOptions } from "./tensor.ts";
 
-export function empty(shape: readonly number[], options: TensorOptions): Tensor {
+/** An uninitialised tensor; `fn`, the public function making it, is named in a failure. */
+export function empty(shape: readonly number[], options: TensorOptions, fn = "Tensor.empty"): Tensor {
   const dtype = checkDType(options.dtype ?? "float32");
   const device = deviceOf(options.device);
   const dims = checkShape(shape, "shape");
-  const storage = Storage.allocate(byteCount(dims, dtype), device);
+  const storage = Storage.allocate(byteCount(dims, dtype), device, fn);
   return new Tensor(storage, dtype, dims, contiguousStrides(dims));
 }
 
-export function full(shape: readonly number[], value: number, options: TensorOptions): Tensor {
-  const t = empty(shape, options);
+export function full(shape: readonly number[], value: number, options: TensorOptions, fn = "Tensor.full"): Tensor {
+  const t = empty(shape, options, fn);
   try {
     t.fill(value);
   } catch (e) {
@@ -69,7 +70,7 @@ export function fromTypedArray(
   // a double); then the bytes go in as they are (or a half type's bits) and convert on the device.
   const host = source === "float64" && valueDType(dtype) === "float32" ? Float32Array.from(data) : data;
   const stored = host === data ? source ?? dtype : "float32";
-  const t = empty(dims, { dtype: stored, device: options.device });
+  const t = empty(dims, { dtype: stored, device: options.device }, `Tensor.${fn}`);
   try {
     native.write(fn, t, host);
     if (stored === dtype) return t;

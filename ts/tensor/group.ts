@@ -38,10 +38,10 @@ export class GroupLayout {
     this.bytes = total;
   }
 
-  /** A new block on `device` and its tensors, in the order of the shapes. */
-  allocate(device: Device): Tensor[] {
+  /** A new block on `device` and its tensors, in the order of the shapes; `fn` is named in a failure. */
+  allocate(device: Device, fn: string): Tensor[] {
     const n = this.offsets.length;
-    const storage = Storage.allocate(this.bytes, device, n);
+    const storage = Storage.allocate(this.bytes, device, fn, n);
     const out = new Array<Tensor>(n);
     for (let i = 0; i < n; i++) out[i] = new Tensor(storage, this.dtypes[i]!, this.shapes[i]!, this.strides[i]!, this.offsets[i]);
     return out;

@@ -117,12 +117,12 @@ export class Tensor implements native.NativeTensor {
 
   static zeros(shape: readonly number[], options: TensorOptions = {}): Tensor {
     requireDevice(options.device, "Tensor.zeros");
-    return factories.full(shape, 0, options);
+    return factories.full(shape, 0, options, "Tensor.zeros");
   }
 
   static ones(shape: readonly number[], options: TensorOptions = {}): Tensor {
     requireDevice(options.device, "Tensor.ones");
-    return factories.full(shape, 1, options);
+    return factories.full(shape, 1, options, "Tensor.ones");
   }
 
   /** Every element `value`, rounded to the dtype. */

@@ -1,0 +1,104 @@
+/**
+ * The main job's data and training step, shared by scripts/charlm.ts and
+ * scripts/compare_charlm.ts (which hands the same recipe to PyTorch): the
+ * text split, batches of windows at given offsets, the optimizer and its
+ * schedule, one training step, and the validation loss.
+ */
+import { readFileSync } from "node:fs";
+
+import {
+  AdamW, clipGradNorm_, CosineAnnealingLR, type DeviceLike, noGrad, Tensor,
+} from "../ts/index.ts";
+import { type CharLM, encode, vocabularyOf } from "./charlm_model.ts";
+
+/** The training recipe: AdamW with this decoupled weight decay, a cosine schedule down to lr·etaMinFraction, clipping at clipNorm. */
+export const recipe = { weightDecay: 0.01, etaMinFraction: 0.1, clipNorm: 1 } as const;
+
+export interface Corpus {
+  text: string;
+  vocabulary: string;
+  /** The first 90% of the text's ids, and the rest, held out. */
+  train: Int32Array;
+  valid: Int32Array;
+}
+
+export function loadCorpus(): Corpus {
+  const text = readFileSync(new URL("../data/kjv/genesis-joshua.txt", import.meta.url), "utf8");
+  const vocabulary = vocabularyOf(text);
+  const ids = encode(text, vocabulary);
+  const split = Math.floor(ids.length * 0.9);
+  return { text, vocabulary, train: ids.subarray(0, split), valid: ids.subarray(split) };
+}
+
+/** T+1 characters from each offset: inputs and next-character targets, int32 [T, B] each (B = offsets.length), on the device. */
+export function batchAt(source: Int32Array, offsets: ArrayLike<number>, T: number, device: DeviceLike): { x: Tensor; y: Tensor } {
+  const B = offsets.length;
+  const x = new Int32Array(T * B), y = new Int32Array(T * B);
+  for (let b = 0; b < B; b++) {
+    const o = offsets[b]!;
+    for (let t = 0; t < T; t++) {
+      x[t * B + b] = source[o + t]!;
+      y[t * B + b] = source[o + t + 1]!;
+    }
+  }
+  return { x: Tensor.fromTypedArray(x, [T, B], { device }), y: Tensor.fromTypedArray(y, [T, B], { device }) };
+}
+
+/** The validation set: consecutive windows over the held-out text, the same at every evaluation. */
+export function validationOffsets(valid: Int32Array, T: number, B: number, batches: number): number[][] {
+  const n = Math.min(batches, Math.floor((valid.length - 1) / (T * B)));
+  return Array.from({ length: n }, (_, k) => Array.from({ length: B }, (_, b) => (k * B + b) * T));
+}
+
+export interface Trainer {
+  optimizer: AdamW;
+  schedule: CosineAnnealingLR;
+  /** One step on the batch; adds the loss (a [1] tensor) into `lossSum` on the device, reads nothing back. */
+  step(x: Tensor, y: Tensor, lossSum: Tensor): void;
+  [Symbol.dispose](): void;
+}
+
+export function trainer(model: CharLM, lr: number, steps: number): Trainer {
+  const optimizer = new AdamW(model.namedParameters(), { lr, weightDecay: recipe.weightDecay });
+  const schedule = new CosineAnnealingLR(optimizer, { tMax: steps, etaMin: lr * recipe.etaMinFraction });
+  return {
+    optimizer,
+    schedule,
+    step(x, y, lossSum) {
+      {
+        using loss = model.loss(x, y);
+        loss.backward();
+        noGrad(() => lossSum.add_(loss));
+      }
+      clipGradNorm_(model.parameters(), recipe.clipNorm).dispose();
+      optimizer.step();
+      optimizer.zeroGrad();
+      schedule.step();
+    },
+    [Symbol.dispose]() {
+      optimizer.dispose();
+    },
+  };
+}
+
+/** The mean validation loss in nats per character (evaluation mode, nothing recorded). */
+export function validationLoss(model: CharLM, valid: Int32Array, offsets: readonly (readonly number[])[], T: number, device: DeviceLike): number {
+  model.eval();
+  try {
+    return noGrad(() => {
+      using total = Tensor.zeros([1], { device });
+      let count = 0;
+      for (const o of offsets) {
+        const { x, y } = batchAt(valid, o, T, device);
+        using l = model.loss(x, y, "sum");
+        total.add_(l);
+        count += x.numel;
+        x.dispose();
+        y.dispose();
+      }
+      return total.item() / count;
+    });
+  } finally {
+    model.train();
+  }
+}
