@@ -14,7 +14,7 @@
 // backend built with the same value. (The entry point keeps its name
 // `lltm_backend_v1` for every version, so that an old backend reaches the
 // version check instead of a missing symbol.)
-#define LLTM_BACKEND_API_VERSION 5u
+#define LLTM_BACKEND_API_VERSION 6u
 
 namespace lltm {
 
@@ -38,6 +38,12 @@ struct DeviceBackend {
   // How products are computed: "cublas" (linked, or found and opened at run
   // time) or "own" (the backend's own kernels at every size).
   const char* (*blas)();
+  // Step capture (lltm.h): begin/end on the device's stream; end with graph
+  // null discards; replay queues the graph; destroy waits for it and frees it.
+  int32_t (*capture_begin)(int32_t device);
+  int32_t (*capture_end)(int32_t device, void** graph);
+  int32_t (*graph_replay)(void* graph, int32_t device);
+  int32_t (*graph_destroy)(void* graph, int32_t device);
 };
 
 // The CUDA backend, loaded on first use; nullptr (with `why` set) when the

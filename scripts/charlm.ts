@@ -6,7 +6,9 @@
  * gradient clipping, everything on the device (the GPU when there is one).
  *
  * A step reads nothing back: the losses are summed on the device and read
- * when the progress line is drawn. At the end it prints the validation loss
+ * when the progress line is drawn. On CUDA the step (forward, backward,
+ * clipping and the optimizer's update) is captured once and replayed
+ * (compileStep; --no-graph runs it eagerly every time). At the end it prints the validation loss
  * in nats and bits per character beside the unigram model's (each character
  * predicted from its frequency in the training text), writes the training
  * and validation curves (SVG) and a checkpoint (safetensors, with the
@@ -14,13 +16,13 @@
  * `bun scripts/generate.ts --checkpoint out/charlm.safetensors` samples more.
  *
  * usage: bun scripts/charlm.ts [--device cpu|cuda] [--steps N] [--seq T] [-b B] [-s S] [-e E] [--layers L]
- *                              [--lr 0.003] [--seed 0] [--out out] [--json FILE] [--max-seconds S]
+ *                              [--lr 0.003] [--seed 0] [--out out] [--json FILE] [--max-seconds S] [--no-graph]
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 import {
-  AdamW, clipGradNorm_, CosineAnnealingLR, cuda, type DeviceLike, noGrad, Random, Tensor,
+  AdamW, clipGradNorm_, compileStep, CosineAnnealingLR, cuda, type DeviceLike, noGrad, Random, Tensor,
 } from "../ts/index.ts";
 import { fail, intArg, parseArgs } from "./args.ts";
 import { CharLM, encode, vocabularyOf } from "./charlm_model.ts";
@@ -28,9 +30,10 @@ import { sample } from "./charlm_sample.ts";
 import { lossPlot } from "./loss_plot.ts";
 
 const usage = "usage: bun scripts/charlm.ts [--device cpu|cuda] [--steps N] [--seq T] [-b B] [-s S] [-e E] [--layers L] " +
-  "[--lr 0.003] [--seed 0] [--out out] [--json FILE] [--max-seconds S]";
+  "[--lr 0.003] [--seed 0] [--out out] [--json FILE] [--max-seconds S] [--no-graph]";
 const args = parseArgs(process.argv.slice(2), {
   values: ["--device", "--steps", "--seq", "-b", "-s", "-e", "--layers", "--lr", "--seed", "--out", "--json", "--max-seconds"],
+  flags: ["--no-graph"],
 }, usage);
 const device = (args.values.get("--device") ?? (cuda.isAvailable() ? "cuda" : "cpu")) as DeviceLike;
 const gpu = String(device).startsWith("cuda");
@@ -66,8 +69,8 @@ function unigramLoss(): number {
   return nats / valid.length;
 }
 
-/** T+1 characters from each of B offsets: inputs and next-character targets, int32 [T, B] each, on the device. */
-function batchAt(source: Int32Array, offsets: readonly number[]): { x: Tensor; y: Tensor } {
+/** T+1 characters from each of B offsets: inputs and next-character targets, int32 [T, B] each, on `on` (the device). */
+function batchAt(source: Int32Array, offsets: readonly number[], on: DeviceLike = device): { x: Tensor; y: Tensor } {
   const x = new Int32Array(T * B), y = new Int32Array(T * B);
   offsets.forEach((o, b) => {
     for (let t = 0; t < T; t++) {
@@ -75,7 +78,7 @@ function batchAt(source: Int32Array, offsets: readonly number[]): { x: Tensor; y
       y[t * B + b] = source[o + t + 1]!;
     }
   });
-  return { x: Tensor.fromTypedArray(x, [T, B], { device }), y: Tensor.fromTypedArray(y, [T, B], { device }) };
+  return { x: Tensor.fromTypedArray(x, [T, B], { device: on }), y: Tensor.fromTypedArray(y, [T, B], { device: on }) };
 }
 
 const rng = new Random(seed + 1);
@@ -85,7 +88,8 @@ const validBatches = Math.min(gpu ? 16 : 4, Math.floor((valid.length - 1) / (T *
 const validOffsets = Array.from({ length: validBatches }, (_, k) => Array.from({ length: B }, (_, b) => (k * B + b) * T));
 
 using model = new CharLM({ vocabulary, embedding: E, stateSize: S, layers, dropout: 0 }, { device, seed });
-using optimizer = new AdamW(model.namedParameters(), { lr, weightDecay: 0.01 });
+const graph = !args.flags.has("--no-graph");
+using optimizer = new AdamW(model.namedParameters(), { lr, weightDecay: 0.01, capturable: graph });
 const schedule = new CosineAnnealingLR(optimizer, { tMax: steps, etaMin: lr / 10 });
 
 /** The validation loss in nats per character (evaluation mode, nothing recorded). */
@@ -148,19 +152,25 @@ function readLosses(): void {
   summed = 0;
 }
 
-const curveEvery = Math.max(1, Math.floor(steps / 200));
-for (let step = 1; step <= steps; step++) {
-  const { x, y } = batchAt(train, randomOffsets());
+// One training step: nothing read back, the loss added into lossSum on the device.
+using trainStep = compileStep((x: Tensor, y: Tensor) => {
   {
     using loss = model.loss(x, y);
     loss.backward();
     noGrad(() => lossSum.add_(loss));
   }
-  x.dispose();
-  y.dispose();
   clipGradNorm_(model.parameters(), 1).dispose();
   optimizer.step();
   optimizer.zeroGrad();
+}, { device, enabled: graph });
+
+const curveEvery = Math.max(1, Math.floor(steps / 200));
+for (let step = 1; step <= steps; step++) {
+  // Made on the host: the step copies them into the tensors it reads.
+  const { x, y } = batchAt(train, randomOffsets(), "cpu");
+  trainStep(x, y);
+  x.dispose();
+  y.dispose();
   schedule.step();
   summed++;
   done = step;
@@ -207,6 +217,6 @@ const jsonPath = args.values.get("--json");
 if (jsonPath) {
   writeFileSync(jsonPath, JSON.stringify({
     valid_nats: validLoss, valid_bits: bits(validLoss), unigram_nats: unigram, unigram_bits: bits(unigram), seconds, steps: done,
-    tokens_per_second: (done * T * B) / seconds, stopped_by_budget: stoppedByBudget, device: String(device),
+    tokens_per_second: (done * T * B) / seconds, graph, stopped_by_budget: stoppedByBudget, device: String(device),
   }, null, 1));
 }

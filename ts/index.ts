@@ -13,6 +13,7 @@ export {
   type Checkpoint, decodeCheckpoint, type LoadCheckpointOptions, loadCheckpoint, saveCheckpoint, type SkippedTensor,
 } from "./checkpoint.ts";
 export { cuda } from "./cuda.ts";
+export { type CompiledStep, compileStep, type CompileStepOptions, type StepOutput } from "./graph/index.ts";
 export { Device, type DeviceKind, type DeviceLike } from "./device.ts";
 export { type DType, dtypes, type FloatDType, floatDTypes } from "./dtype.ts";
 export { LLTMError, type LLTMErrorCode, Status, type StatusName } from "./errors.ts";

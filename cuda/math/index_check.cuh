@@ -1,11 +1,14 @@
 // Checks of values only the device holds (indices, sampling weights), made
 // before an op writes anything: a kernel marks the first bad position in a
 // device word, which the host reads back (a synchronisation) and turns into
-// the same refusal as the CPU's (ops/refusals.h).
+// the same refusal as the CPU's (ops/refusals.h). A captured call cannot
+// wait for the device: there the check is left out, and the kernels skip
+// what is out of range.
 #pragma once
 
 #include <cstdint>
 
+#include "runtime/capture.h"
 #include "runtime/cuda_check.h"
 #include "runtime/device.h"
 #include "runtime/launch.h"
@@ -53,6 +56,7 @@ struct BadIndex {
 
 inline BadIndex first_bad_index(const lltm_tensor& ids, int64_t n, int64_t bound, const int64_t* ignore,
                                 cudaStream_t stream) {
+  if (recording(stream)) return {-1, 0};
   BadMark mark(stream);
   launch("first_bad_index_kernel", first_bad_index_kernel<>, dim3(grid_blocks(n)), dim3(kBlockThreads), 0, stream,
          static_cast<const int32_t*>(ids.data), ids.strides[0], n, bound, ignore != nullptr ? *ignore : 0,

@@ -5,7 +5,7 @@
  * writes a descriptor (tests/layers.test.ts).
  */
 export {
-  alloc, bufferBytes, cudaDeviceCount, elementBytes, free, type LibraryInfo, libraryInfo, type NativeTensor, read, run,
+  alloc, bufferBytes, captureBegin, captureEnd, cudaDeviceCount, elementBytes, free, graphDestroy, graphReplay, type LibraryInfo, libraryInfo, type NativeTensor, read, run,
   synchronize, type ThreadsSource, write,
 } from "./calls.ts";
 export { newDescribableId, overlaps } from "./descriptor.ts";

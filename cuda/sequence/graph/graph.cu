@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "math/gemm.h"
+#include "runtime/capture.h"
 #include "runtime/launch.h"
 #include "sequence/graph/graph.h"
 
@@ -140,42 +141,51 @@ Matrix<const T> view(const Accessor<const T, 2>& a, int64_t rows, int64_t cols) 
   return {a.data, rows, cols, a.strides[0], a.strides[1]};
 }
 
-}  // namespace
-
+// The T steps' launches on `engine`'s stream, forward and backward.
 template <typename T>
-void graph_forward(const SequenceForwardTensors<T>& p, bool own_gemm, int device, cudaStream_t stream) {
-  GraphState& g = graph_state(device);
-  std::lock_guard<std::mutex> lock(g.mutex);
-  const GemmEngine engine = engine_for(g, own_gemm);
+void forward_steps(const SequenceForwardTensors<T>& p, const GemmEngine& engine) {
   const int64_t B = p.B, S = p.S, G = 3 * S;
   const Matrix<const T> Wh_t = view(p.weights, G, S).transposed();
-  const Shape shape{p.steps, B, S, sizeof(T), own_gemm, p.reserve != nullptr};
-  capture_and_launch(g, g.forward, shape, stream, [&] {
-    for (int t = 0; t < p.steps; ++t) {
-      const Matrix<const T> h_prev = t == 0 ? view(p.h0, B, S) : row_major<const T>(p.h_of(t - 1), B, S);
-      gemm<T>(engine, h_prev, Wh_t, row_major(const_cast<T*>(p.gin) + t * B * G, B, G), T(1));
-      launch("forward_step_pointwise", forward_step_pointwise<T>, dim3(grid_blocks(B * S)),
-             dim3(kBlockThreads), 0, g.capture, p, t);
-    }
-  });
+  for (int t = 0; t < p.steps; ++t) {
+    const Matrix<const T> h_prev = t == 0 ? view(p.h0, B, S) : row_major<const T>(p.h_of(t - 1), B, S);
+    gemm<T>(engine, h_prev, Wh_t, row_major(const_cast<T*>(p.gin) + t * B * G, B, G), T(1));
+    launch("forward_step_pointwise", forward_step_pointwise<T>, dim3(grid_blocks(B * S)), dim3(kBlockThreads), 0,
+           engine.stream, p, t);
+  }
+}
+
+template <typename T>
+void backward_steps(const SequenceBackwardTensors<T>& p, const GemmEngine& engine) {
+  const int64_t B = p.B, S = p.S, G = 3 * S;
+  const Matrix<const T> Wh = view(p.weights, G, S);
+  const Matrix<T> d_h0{p.d_h0.data, B, S, p.d_h0.strides[0], p.d_h0.strides[1]};
+  for (int t = p.steps - 1; t >= 0; --t) {
+    launch("backward_step_pointwise", backward_step_pointwise<T>, dim3(grid_blocks(B * S)), dim3(kBlockThreads), 0,
+           engine.stream, p, t);
+    gemm<T>(engine, row_major<const T>(p.dG + t * B * G, B, G), Wh, t > 0 ? row_major(p.dh, B, S) : d_h0, T(0));
+  }
+}
+
+}  // namespace
+
+// Inside a step being captured (runtime/capture.h) the steps are launched
+// into that capture directly: a graph of their own would nest captures.
+template <typename T>
+void graph_forward(const SequenceForwardTensors<T>& p, bool own_gemm, int device, cudaStream_t stream) {
+  if (recording(stream)) return forward_steps(p, gemm_engine(state(device), own_gemm));
+  GraphState& g = graph_state(device);
+  std::lock_guard<std::mutex> lock(g.mutex);
+  const Shape shape{p.steps, p.B, p.S, sizeof(T), own_gemm, p.reserve != nullptr};
+  capture_and_launch(g, g.forward, shape, stream, [&] { forward_steps(p, engine_for(g, own_gemm)); });
 }
 
 template <typename T>
 void graph_backward(const SequenceBackwardTensors<T>& p, bool own_gemm, int device, cudaStream_t stream) {
+  if (recording(stream)) return backward_steps(p, gemm_engine(state(device), own_gemm));
   GraphState& g = graph_state(device);
   std::lock_guard<std::mutex> lock(g.mutex);
-  const GemmEngine engine = engine_for(g, own_gemm);
-  const int64_t B = p.B, S = p.S, G = 3 * S;
-  const Matrix<const T> Wh = view(p.weights, G, S);
-  const Matrix<T> d_h0{p.d_h0.data, B, S, p.d_h0.strides[0], p.d_h0.strides[1]};
-  const Shape shape{p.steps, B, S, sizeof(T), own_gemm, 0};
-  capture_and_launch(g, g.backward, shape, stream, [&] {
-    for (int t = p.steps - 1; t >= 0; --t) {
-      launch("backward_step_pointwise", backward_step_pointwise<T>, dim3(grid_blocks(B * S)),
-             dim3(kBlockThreads), 0, g.capture, p, t);
-      gemm<T>(engine, row_major<const T>(p.dG + t * B * G, B, G), Wh, t > 0 ? row_major(p.dh, B, S) : d_h0, T(0));
-    }
-  });
+  const Shape shape{p.steps, p.B, p.S, sizeof(T), own_gemm, 0};
+  capture_and_launch(g, g.backward, shape, stream, [&] { backward_steps(p, engine_for(g, own_gemm)); });
 }
 
 template void graph_forward<float>(const SequenceForwardTensors<float>&, bool, int, cudaStream_t);
