@@ -46,6 +46,12 @@ struct DeviceBackend {
   int32_t (*memory_stat)(int32_t stat, int32_t device, uint64_t* out);
   // Sets the device's peak of allocated bytes to what is allocated now.
   int32_t (*reset_peak)(int32_t device);
+  // Step capture (lltm.h): begin/end on the device's stream; end with graph
+  // null discards; replay queues the graph; destroy waits for it and frees it.
+  int32_t (*capture_begin)(int32_t device);
+  int32_t (*capture_end)(int32_t device, void** graph);
+  int32_t (*graph_replay)(void* graph, int32_t device);
+  int32_t (*graph_destroy)(void* graph, int32_t device);
 };
 
 // The CUDA backend, loaded on first use; nullptr (with `why` set) when the

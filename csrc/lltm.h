@@ -288,6 +288,33 @@ LLTM_API int32_t lltm_memory_stat(int32_t stat, int32_t device_kind, int32_t dev
 /* Sets the device's LLTM_MEMORY_PEAK_ALLOCATED to its LLTM_MEMORY_ALLOCATED now. */
 LLTM_API int32_t lltm_memory_reset_peak(int32_t device_kind, int32_t device_index);
 
+/* ---- Step capture (CUDA) ----
+ *
+ * lltm_capture_begin records, instead of running, the work that this thread
+ * then queues on the device's stream (lltm_run, lltm_copy between device
+ * tensors, lltm_fill, ...) until lltm_capture_end, which makes it a graph:
+ * lltm_graph_replay runs the recorded work again, on the same memory, with
+ * whatever that memory then holds. Device memory allocated while capturing,
+ * and memory freed while capturing, stays with the graph (at the same address,
+ * never handed to other work) until lltm_graph_destroy; memory still held by
+ * the caller then is the caller's again. Nothing that waits for the device or
+ * reads it to the host may run while capturing (lltm_read, lltm_write,
+ * lltm_synchronize, a copy to or from the host): it is refused with
+ * LLTM_ERR_INVALID_ARGUMENT and the capture goes on. The device checks of
+ * values only the device holds (ids against their range, sampling weights)
+ * are not made in a captured call: the kernels skip what is out of range.
+ * Other threads' calls on the device are refused while it is captured.
+ * On the CPU these return LLTM_ERR_BACKEND_UNAVAILABLE: there is no launch cost
+ * to save there. */
+LLTM_API int32_t lltm_capture_begin(int32_t device_kind, int32_t device_index);
+/* Ends the capture; *graph receives the graph, or with graph NULL the
+ * capture is discarded (after a failure in the work being captured). */
+LLTM_API int32_t lltm_capture_end(int32_t device_kind, int32_t device_index, void** graph);
+/* Queues the graph's work on the device's stream (no wait). */
+LLTM_API int32_t lltm_graph_replay(void* graph, int32_t device_kind, int32_t device_index);
+/* Waits for the graph's queued replays, frees it and gives its memory back. */
+LLTM_API int32_t lltm_graph_destroy(void* graph, int32_t device_kind, int32_t device_index);
+
 /* The CPU kernels this process runs: "avx512", "avx2" or "baseline" (x86-64
  * with SSE2), chosen when the library loads as the widest this processor and
  * operating system support, or "native" in a build for one machine

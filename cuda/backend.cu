@@ -5,6 +5,7 @@
 
 #include "backend.h"
 #include "ops/copy.cuh"
+#include "runtime/capture.h"
 #include "runtime/device.h"
 #include "runtime/memory_pool.h"
 #include "runtime/op_registry.h"
@@ -45,7 +46,10 @@ void run(const OpCall& call, int device) {
 int32_t device_count_entry() { return device_count(); }
 
 int32_t run_entry(const OpCall* call, int32_t device) {
-  return guard([&] { run(*call, device); });
+  return guard([&] {
+    refuse_while_captured(device, entry_name(call->op).c_str(), false);
+    run(*call, device);
+  });
 }
 
 int32_t alloc_entry(uint64_t bytes, int32_t device, void** out) {
@@ -58,19 +62,34 @@ int32_t free_entry(void* data, int32_t device) {
 
 int32_t copy_entry(const lltm_tensor* dst, int32_t dst_on_device, int32_t dst_device, const lltm_tensor* src,
                    int32_t src_on_device, int32_t src_device) {
-  return guard([&] { copy(*dst, dst_on_device != 0, dst_device, *src, src_on_device != 0, src_device); });
+  return guard([&] {
+    // A copy that involves the host, or two devices, waits for the stream.
+    const bool waits = dst_on_device == 0 || src_on_device == 0 || dst_device != src_device;
+    if (dst_on_device != 0) refuse_while_captured(dst_device, "lltm_copy", waits);
+    if (src_on_device != 0) refuse_while_captured(src_device, "lltm_copy", waits);
+    copy(*dst, dst_on_device != 0, dst_device, *src, src_on_device != 0, src_device);
+  });
 }
 
 int32_t read_entry(void* host_dst, const void* src, uint64_t bytes, int32_t device) {
-  return guard([&] { read(host_dst, src, bytes, device); });
+  return guard([&] {
+    refuse_while_captured(device, "lltm_read", true);
+    read(host_dst, src, bytes, device);
+  });
 }
 
 int32_t write_entry(void* dst, const void* host_src, uint64_t bytes, int32_t device) {
-  return guard([&] { write(dst, host_src, bytes, device); });
+  return guard([&] {
+    refuse_while_captured(device, "lltm_write", true);
+    write(dst, host_src, bytes, device);
+  });
 }
 
 int32_t synchronize_entry(int32_t device) {
-  return guard([&] { synchronize(device); });
+  return guard([&] {
+    refuse_while_captured(device, "lltm_synchronize", true);
+    synchronize(device);
+  });
 }
 
 const char* blas_entry() { return blas_available() ? "cublas" : "own"; }
@@ -85,10 +104,30 @@ int32_t reset_peak_entry(int32_t device) {
   return guard([&] { counters(device).reset_peak(); });
 }
 
-const DeviceBackend table = {LLTM_BACKEND_API_VERSION, device_count_entry, run_entry,        alloc_entry,
-                             free_entry,               copy_entry,         read_entry,       write_entry,
-                             synchronize_entry,        last_error,         blas_entry,       takes_half_entry,
-                             memory_stat_entry,        reset_peak_entry};
+int32_t capture_begin_entry(int32_t device) {
+  return guard([&] { capture_begin(device); });
+}
+
+int32_t capture_end_entry(int32_t device, void** graph) {
+  return guard([&] {
+    void* made = capture_end(device, graph != nullptr);
+    if (graph != nullptr) *graph = made;
+  });
+}
+
+int32_t graph_replay_entry(void* graph, int32_t device) {
+  return guard([&] { graph_replay(graph, device); });
+}
+
+int32_t graph_destroy_entry(void* graph, int32_t device) {
+  return guard([&] { graph_destroy(graph, device); });
+}
+
+const DeviceBackend table = {LLTM_BACKEND_API_VERSION, device_count_entry, run_entry,           alloc_entry,
+                             free_entry,               copy_entry,         read_entry,          write_entry,
+                             synchronize_entry,        last_error,         blas_entry,          takes_half_entry,
+                             memory_stat_entry,        reset_peak_entry,   capture_begin_entry, capture_end_entry,
+                             graph_replay_entry,       graph_destroy_entry};
 
 }  // namespace
 }  // namespace lltm::cuda

@@ -3,8 +3,13 @@
  * memory. Each sequence has T steps of two features, a value in [0, 1) and a
  * marker; exactly two steps are marked, one in each half, and the target is
  * the mean of the two marked values. The prediction is the first unit of the
- * final h. A model without memory can do no better than predicting the mean
- * target (the baseline).
+ * final h (the model of ../shared/bench/torch_train.py). A model without
+ * memory can do no better than predicting the mean target (the baseline).
+ *
+ * A training step is the library's autograd (LLTM module, mseLoss, Adam),
+ * with nothing read back: the losses are summed on the device and read when
+ * the progress line is drawn. On CUDA the step is captured once and replayed
+ * (compileStep; --no-graph runs it eagerly every time).
  *
  * Seeded and reproducible: runs --steps steps (3000), or stops earlier at a
  * time budget only when --max-seconds is given (the progress bar then shows
@@ -14,19 +19,23 @@
  * loss curve (SVG, log scale) and a checkpoint (safetensors) to the output folder.
  *
  * usage: bun scripts/train.ts [--device cpu|cuda] [--steps 3000] [--seq 20] [-b 64] [-s 32]
- *                             [--lr 0.01] [--seed 0] [--out out] [--json FILE] [--max-seconds S]
+ *                             [--lr 0.01] [--seed 0] [--out out] [--json FILE] [--max-seconds S] [--no-graph]
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { Adam, cuda, type DeviceLike, LLTMLayer, Random, saveCheckpoint, Tensor } from "../ts/index.ts";
+import {
+  Adam, compileStep, cuda, type DeviceLike, LLTM, mseLoss, noGrad, Random, saveCheckpoint, Tensor,
+} from "../ts/index.ts";
 import { fail, intArg, parseArgs } from "./args.ts";
 import { lossPlot } from "./loss_plot.ts";
 
 const usage =
-  "usage: bun scripts/train.ts [--device cpu|cuda] [--steps 3000] [--seq 20] [-b 64] [-s 32] [--lr 0.01] [--seed 0] [--out out] [--json FILE] [--max-seconds S]";
+  "usage: bun scripts/train.ts [--device cpu|cuda] [--steps 3000] [--seq 20] [-b 64] [-s 32] [--lr 0.01] [--seed 0] [--out out] " +
+  "[--json FILE] [--max-seconds S] [--no-graph]";
 const args = parseArgs(process.argv.slice(2), {
   values: ["--device", "--steps", "--seq", "-b", "-s", "--lr", "--seed", "--out", "--json", "--max-seconds"],
+  flags: ["--no-graph"],
 }, usage);
 const device = (args.values.get("--device") ?? (cuda.isAvailable() ? "cuda" : "cpu")) as DeviceLike;
 const trainSteps = intArg(args, "--steps", 3000, usage);
@@ -43,12 +52,12 @@ const F = 2;
 
 interface Batch {
   inputs: Float32Array; // [T, B, 2]
-  targets: Float64Array; // [B]
+  targets: Float32Array; // [B]
 }
 
 function makeBatch(rng: Random, batch: number): Batch {
   const inputs = new Float32Array(T * batch * F);
-  const targets = new Float64Array(batch);
+  const targets = new Float32Array(batch);
   const half = Math.floor(T / 2);
   for (let b = 0; b < batch; b++) {
     const first = Math.floor(rng.uniform() * half), second = half + Math.floor(rng.uniform() * (T - half));
@@ -65,19 +74,9 @@ function makeBatch(rng: Random, batch: number): Batch {
   return { inputs, targets };
 }
 
-/** Mean squared error of the predictions (first unit of h_T) and, when `grad` is given, its gradient with respect to h_T. */
-function loss(hT: ArrayLike<number>, targets: Float64Array, grad?: Float32Array): number {
-  let sum = 0;
-  for (let b = 0; b < targets.length; b++) {
-    const d = hT[b * S]! - targets[b]!;
-    sum += d * d;
-    if (grad) grad[b * S] = (2 * d) / targets.length;
-  }
-  return sum / targets.length;
-}
-
-using model = new LLTMLayer(F, S, { device, seed });
-using optimizer = new Adam(model.parameters(), { lr });
+const graph = !args.flags.has("--no-graph");
+using model = new LLTM(F, S, { device, seed });
+using optimizer = new Adam(model.parameters(), { lr, capturable: graph });
 const rng = new Random(seed + 1);
 const heldOut = makeBatch(new Random(seed + 2), 1024);
 const baseline = (() => {
@@ -85,15 +84,32 @@ const baseline = (() => {
   return heldOut.targets.reduce((a, t) => a + (t - mean) ** 2, 0) / heldOut.targets.length;
 })();
 
+/** The mean squared error of the predictions (the first unit of h_T) against the targets [B]. */
+function predictionLoss(xs: Tensor, targets: Tensor): Tensor {
+  using out = model.forward(xs);
+  using first = out.h.narrow(2, 0, 1);
+  using prediction = first.reshape([targets.shape[0]!]);
+  return mseLoss(prediction, targets);
+}
+
 function evaluate(): number {
   using xs = Tensor.fromTypedArray(heldOut.inputs, [T, 1024, F], { device });
-  const [h0, c0] = model.initialState(1024);
-  using seq = model.sequence(xs, [h0, c0], { grad: false });
-  const value = loss(seq.h.toTypedArray(), heldOut.targets);
-  h0.dispose();
-  c0.dispose();
-  return value;
+  using ys = Tensor.fromTypedArray(heldOut.targets, [1024], { device });
+  return noGrad(() => {
+    using l = predictionLoss(xs, ys);
+    return l.item();
+  });
 }
+
+using lossSum = Tensor.zeros([1], { device });
+// One training step: nothing read back, the loss added into lossSum on the device.
+using trainStep = compileStep((xs: Tensor, ys: Tensor) => {
+  optimizer.zeroGrad();
+  using l = predictionLoss(xs, ys);
+  l.backward();
+  optimizer.step();
+  noGrad(() => lossSum.add_(l));
+}, { device, enabled: graph });
 
 console.log(`lltm: training an LLTM (S=${S}) on the adding problem (T=${T}, batch ${B}) on ${device}, ${trainSteps} steps` +
   (budget === undefined ? "" : ` or ${budget} s, whichever comes first`));
@@ -119,42 +135,46 @@ function progress(step: number, value: number, now: number, final: boolean): voi
   process.stdout.write(`\r[${"#".repeat(filled)}${".".repeat(width - filled)}] ${text}\x1b[K` + (final ? "\n" : ""));
 }
 
-const [h0, c0] = model.initialState(B);
-using gradOutputsZero = Tensor.zeros([B, S], { device });
+let summed = 0, lastLoss = NaN;
+/** The mean of the losses summed on the device since the last read (one read, one synchronisation). */
+function readLosses(): void {
+  if (summed === 0) return;
+  lastLoss = lossSum.item() / summed;
+  curve.push(lastLoss);
+  lossSum.fill(0);
+  summed = 0;
+}
+
+const curveEvery = Math.max(1, Math.floor(trainSteps / 300));
 for (let step = 1; step <= trainSteps; step++) {
   const batch = makeBatch(rng, B);
-  using xs = Tensor.fromTypedArray(batch.inputs, [T, B, F], { device });
-  using seq = model.sequence(xs, [h0, c0]);
-  const grad = new Float32Array(B * S);
-  const value = loss(seq.h.toTypedArray(), batch.targets, grad);
-  using gradH = Tensor.fromTypedArray(grad, [B, S], { device });
-  model.zeroGrad();
-  using grads = seq.backward(undefined, [gradH, gradOutputsZero]);
-  optimizer.step();
-  curve.push(value);
+  using xs = Tensor.fromTypedArray(batch.inputs, [T, B, F]);
+  using ys = Tensor.fromTypedArray(batch.targets, [B]);
+  trainStep(xs, ys);
+  summed++;
   done = step;
+  if (step % curveEvery === 0) readLosses();
   const now = performance.now();
   stoppedByBudget = budget !== undefined && (now - start) / 1000 > budget && step < trainSteps;
   const final = step === trainSteps || stoppedByBudget;
   if (now - last > progressEvery || final) {
+    readLosses();
     last = now;
-    progress(step, value, now, final);
+    progress(step, lastLoss, now, final);
   }
   if (stoppedByBudget) {
     console.log(`stopped at step ${step} of ${trainSteps}: the ${budget} s budget (--max-seconds) ran out`);
     break;
   }
 }
-h0.dispose();
-c0.dispose();
 const seconds = (performance.now() - start) / 1000;
 const finalLoss = evaluate();
 console.log(`held-out loss ${finalLoss.toFixed(5)}  (baseline, the mean target: ${baseline.toFixed(5)}; ratio ${(finalLoss / baseline).toFixed(3)})`);
-console.log(`${done} steps in ${seconds.toFixed(1)} s`);
+console.log(`${done} steps in ${seconds.toFixed(1)} s (${(done / seconds).toFixed(0)} steps/s${graph && String(device).startsWith("cuda") ? ", the step captured once and replayed" : ""})`);
 
 mkdirSync(outDir, { recursive: true });
 writeFileSync(join(outDir, "loss.svg"), lossPlot(curve, baseline, `LLTM on the adding problem (T=${T}, S=${S}): training loss, ${done} steps`));
-saveCheckpoint(join(outDir, "lltm.safetensors"), { weights: model.weights, bias: model.bias }, {
+saveCheckpoint(join(outDir, "lltm.safetensors"), Object.fromEntries(model.namedParameters()), {
   task: "adding", input_features: String(F), state_size: String(S), steps: String(T),
 });
 console.log(`wrote ${join(outDir, "loss.svg")} and ${join(outDir, "lltm.safetensors")}`);
@@ -162,6 +182,7 @@ console.log(`wrote ${join(outDir, "loss.svg")} and ${join(outDir, "lltm.safetens
 const jsonPath = args.values.get("--json");
 if (jsonPath) {
   writeFileSync(jsonPath, JSON.stringify({
-    final_loss: finalLoss, baseline_loss: baseline, seconds, steps: done, stopped_by_budget: stoppedByBudget, device: String(device),
+    final_loss: finalLoss, baseline_loss: baseline, seconds, steps: done, steps_per_second: done / seconds, graph,
+    stopped_by_budget: stoppedByBudget, device: String(device),
   }, null, 1));
 }

@@ -14,6 +14,7 @@ export {
 } from "./checkpoint.ts";
 export { cuda } from "./cuda.ts";
 export { memoryStats, type MemoryStats, resetPeakMemoryStats } from "./memory.ts";
+export { type CompiledStep, compileStep, type CompileStepOptions, type StepOutput } from "./graph/index.ts";
 export { Device, type DeviceKind, type DeviceLike } from "./device.ts";
 export { type DType, dtypes, type FloatDType, floatDTypes } from "./dtype.ts";
 export { LLTMError, type LLTMErrorCode, Status, type StatusName } from "./errors.ts";

@@ -1,12 +1,15 @@
 // Checks of values only the device holds (indices, sampling weights), made
 // before an op writes anything: a kernel marks the first bad position in a
 // device word, which the host reads back (a synchronisation) and turns into
-// the same refusal as the CPU's (ops/refusals.h, by the same rule).
+// the same refusal as the CPU's (ops/refusals.h, by the same rule). A
+// captured call cannot wait for the device: there the check is left out,
+// and the kernels skip what is out of range.
 #pragma once
 
 #include <cstdint>
 
 #include "ops/refusals.h"
+#include "runtime/capture.h"
 #include "runtime/cuda_check.h"
 #include "runtime/device.h"
 #include "runtime/launch.h"
@@ -50,6 +53,7 @@ class BadMark {
 // the value is read back only on that refusal.
 inline void check_indices_on_device(const char* fn, const char* name, const lltm_tensor& ids, int64_t n,
                                     const ops::IndexRule& rule, cudaStream_t stream) {
+  if (recording(stream)) return;
   BadMark mark(stream);
   launch("first_bad_index_kernel", first_bad_index_kernel<>, dim3(grid_blocks(n)), dim3(kBlockThreads), 0, stream,
          static_cast<const int32_t*>(ids.data), ids.strides[0], n, rule, mark.device());

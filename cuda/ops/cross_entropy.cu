@@ -22,7 +22,9 @@ __global__ void row_losses_kernel(const T* x, int64_t x0, int64_t x1, const int3
   for (int64_t n = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; n < N; n += int64_t(gridDim.x) * blockDim.x) {
     const int64_t target = t[n * ts];
     T loss = 0;
-    if (target != ignore) {
+    if (target != ignore && (target < 0 || target >= V)) {
+      loss = T(NAN);  // only in a captured call, which cannot stop to refuse it: no read outside the row
+    } else if (target != ignore) {
       const T* row = x + n * x0;
       const RowExp<T> e = row_exp(row, x1, V);
       loss = log(e.sum) - (row[target * x1] - e.max);

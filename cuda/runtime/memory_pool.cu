@@ -3,6 +3,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "lltm_args.h"
@@ -10,6 +11,13 @@
 #include "runtime/memory_pool.h"
 
 namespace lltm::cuda {
+
+using SizedBlocks = std::unordered_map<uint64_t, std::vector<void*>>;
+
+struct GraphMemory {
+  std::unordered_set<void*> blocks;  // every block the graph may touch
+  SizedBlocks free;                  // those of them no caller holds
+};
 
 namespace {
 
@@ -19,8 +27,11 @@ namespace {
 // because all of a device's work runs on its one stream, in order.
 struct BlockCache {
   std::mutex mutex;
-  std::unordered_map<void*, uint64_t> sizes;           // live and cached blocks
-  std::unordered_map<uint64_t, std::vector<void*>> free;  // cached blocks by size
+  std::unordered_map<void*, uint64_t> sizes;     // live and cached blocks
+  SizedBlocks free;                              // cached blocks by size
+  GraphMemory* capturing = nullptr;              // the capture in progress
+  std::unordered_map<void*, GraphMemory*> kept;  // blocks a graph keeps, by block
+  std::unordered_set<void*> direct;              // blocks from cudaMalloc rather than the pool
   MemoryCounters counters;
 };
 
@@ -44,9 +55,52 @@ void release_cached(BlockCache& c, cudaStream_t stream) {
     for (void* p : blocks) {
       c.sizes.erase(p);
       c.counters.released(size);
-      cudaFreeAsync(p, stream);
+      if (c.direct.erase(p) != 0)
+        cudaFree(p);
+      else
+        cudaFreeAsync(p, stream);
     }
   c.free.clear();
+}
+
+void keep(BlockCache& c, GraphMemory* m, void* p) {
+  m->blocks.insert(p);
+  c.kept.emplace(p, m);
+}
+
+// An allocation while capturing (c.mutex held): a block the capture freed,
+// else a cached one, else a new one from the pool, made outside the capture
+// (a stream-ordered allocation captured into the graph would be freed and
+// made again by every replay, at an address the caller cannot keep).
+void* capture_alloc(BlockCache& c, uint64_t size, int device) {
+  GraphMemory* m = c.capturing;
+  for (SizedBlocks* from : {&m->free, &c.free}) {
+    auto hit = from->find(size);
+    if (hit != from->end() && !hit->second.empty()) {
+      void* p = hit->second.back();
+      hit->second.pop_back();
+      if (from == &c.free) keep(c, m, p);
+      c.counters.allocated(size, false);
+      return p;
+    }
+  }
+  DeviceGuard guard(device);
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  check(cudaThreadExchangeStreamCaptureMode(&mode), "cudaThreadExchangeStreamCaptureMode");
+  void* p = nullptr;
+  const cudaError_t e = cudaMalloc(&p, size);
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  if (e == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    fail(LLTM_ERR_OUT_OF_MEMORY, "out of memory on cuda:" + std::to_string(device) + " allocating " +
+                                     std::to_string(size) + " bytes while capturing");
+  }
+  check(e, "cudaMalloc");
+  c.sizes.emplace(p, size);
+  c.direct.insert(p);
+  keep(c, m, p);
+  c.counters.allocated(size, true);
+  return p;
 }
 
 }  // namespace
@@ -59,6 +113,7 @@ void* alloc(uint64_t bytes, int device) {
   // A cached block needs no CUDA call, so no current device either.
   {
     std::lock_guard<std::mutex> lock(c.mutex);
+    if (c.capturing != nullptr) return capture_alloc(c, size, device);
     auto hit = c.free.find(size);
     if (hit != c.free.end() && !hit->second.empty()) {
       void* p = hit->second.back();
@@ -96,8 +151,37 @@ void free(void* data, int device) {
   if (it == c.sizes.end())
     fail(LLTM_ERR_INVALID_DEVICE, "the block was not allocated by lltm_alloc on cuda:" +
                                       std::to_string(device));
-  c.free[it->second].push_back(data);
   c.counters.freed(it->second, false);
+  // A block freed while capturing may have been used by the captured work: the graph keeps it.
+  if (c.capturing != nullptr && c.kept.find(data) == c.kept.end()) keep(c, c.capturing, data);
+  auto kept = c.kept.find(data);
+  (kept != c.kept.end() ? kept->second->free : c.free)[it->second].push_back(data);
+}
+
+void begin_capture_memory(int device) {
+  BlockCache& c = cache(device);
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.capturing = new GraphMemory();
+}
+
+GraphMemory* end_capture_memory(int device) {
+  BlockCache& c = cache(device);
+  std::lock_guard<std::mutex> lock(c.mutex);
+  GraphMemory* m = c.capturing;
+  c.capturing = nullptr;
+  return m;
+}
+
+void release_graph_memory(GraphMemory* memory, int device) {
+  if (memory == nullptr) return;
+  BlockCache& c = cache(device);
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    for (void* p : memory->blocks) c.kept.erase(p);
+    for (auto& [size, blocks] : memory->free)
+      for (void* p : blocks) c.free[size].push_back(p);
+  }
+  delete memory;
 }
 
 MemoryCounters& counters(int device) { return cache(device).counters; }

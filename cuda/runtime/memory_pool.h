@@ -13,4 +13,19 @@ void free(void* data, int device);
 // The device's counters: allocated, peak and reserved bytes of the pool (lltm_memory_stat).
 MemoryCounters& counters(int device);
 
+// The blocks a captured graph reads and writes: every block handed out, and
+// every block freed, while its capture ran. They stay at their addresses and
+// go to no other work until the graph is destroyed.
+struct GraphMemory;
+
+// From now until end_capture_memory, the device's allocations and frees go
+// through a new GraphMemory (a block freed during the capture is reused by
+// the capture itself, as stream order allows).
+void begin_capture_memory(int device);
+GraphMemory* end_capture_memory(int device);
+
+// Gives a graph's blocks back to the cache (those the caller still holds
+// become ordinary blocks, cached when freed); the graph's work must be done.
+void release_graph_memory(GraphMemory* memory, int device);
+
 }  // namespace lltm::cuda

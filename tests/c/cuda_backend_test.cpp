@@ -2,8 +2,8 @@
 // between every pair of float dtypes (each element against a host reference
 // of round-to-nearest-even), fill in every float dtype, linear and
 // linear_backward against a float64 host reference (strided operands,
-// optional outputs, accumulation), and the answers to ops it has no kernel
-// for. Exits 0 when every check passes, 1 on the first failure, 77 without a
+// optional outputs, accumulation), the answers to ops it has no kernel
+// for, and step capture (record, replay, memory kept by the graph). Exits 0 when every check passes, 1 on the first failure, 77 without a
 // GPU. tests/cuda_backend.test.ts runs it with and without
 // LLTM_CUDA_KERNELS=fused, so that the products take both cuBLAS and the
 // library's own kernel.
@@ -426,6 +426,47 @@ void check_refusals() {
   checks += 2;
 }
 
+// Step capture: an axpy recorded once and replayed three times adds three
+// times; a read while capturing is refused and the capture goes on; a block
+// freed while capturing is not handed to other work while the graph lives.
+void check_capture() {
+  const int64_t n = 1000;
+  std::vector<float> ones(size_t(n), 1.0f), got(static_cast<size_t>(n), 0.0f);
+  DeviceBuffer y(uint64_t(n) * 4), x(uint64_t(n) * 4);
+  ok(backend->write(x.data, ones.data(), uint64_t(n) * 4, 0), "write");
+  std::vector<float> zeros(size_t(n), 0.0f);
+  ok(backend->write(y.data, zeros.data(), uint64_t(n) * 4, 0), "write");
+  const lltm_tensor ty = tensor(y.data, {n}, {1}, LLTM_FLOAT32), tx = tensor(x.data, {n}, {1}, LLTM_FLOAT32);
+  lltm::OpCall call{};
+  call.op = LLTM_OP_AXPY;
+  call.compute = LLTM_FLOAT32;
+  call.tensors[lltm::slots::AXPY::y] = &ty;
+  call.tensors[lltm::slots::AXPY::x] = &tx;
+  call.scalars[lltm::scalars::AXPY::alpha] = 1.0;
+  ok(backend->capture_begin(0), "capture_begin");
+  if (backend->capture_begin(0) == LLTM_OK) failed("a second capture_begin on a capturing device");
+  ok(backend->run(&call, 0), "axpy while capturing");
+  float host = 0;
+  if (backend->read(&host, x.data, 4, 0) != LLTM_ERR_INVALID_ARGUMENT || std::strstr(backend->last_error(), "captured") == nullptr)
+    failed(std::string("a read while capturing: ") + backend->last_error());
+  void* scratch = nullptr;
+  ok(backend->alloc(4096, 0, &scratch), "alloc while capturing");
+  ok(backend->free(scratch, 0), "free while capturing");
+  void* graph = nullptr;
+  ok(backend->capture_end(0, &graph), "capture_end");
+  if (graph == nullptr) failed("capture_end gave no graph");
+  void* other = nullptr;
+  ok(backend->alloc(4096, 0, &other), "alloc after the capture");
+  if (other == scratch) failed("a block the graph keeps was handed out again");
+  ok(backend->free(other, 0), "free");
+  for (int i = 0; i < 3; ++i) ok(backend->graph_replay(graph, 0), "graph_replay");
+  ok(backend->read(got.data(), y.data, uint64_t(n) * 4, 0), "read");
+  for (int64_t i = 0; i < n; ++i)
+    if (got[size_t(i)] != 3.0f) failed("replayed axpy: element " + std::to_string(i) + " is " + std::to_string(got[size_t(i)]));
+  ok(backend->graph_destroy(graph, 0), "graph_destroy");
+  checks += 4;
+}
+
 }  // namespace
 
 int main() {
@@ -451,6 +492,7 @@ int main() {
       check_linear_backward(dtype, 300, 70, 90, strided, rng);
     }
   check_refusals();
+  check_capture();
   ok(backend->synchronize(0), "synchronize");
   std::printf("%d passed, 0 failed\n", checks);
   return 0;

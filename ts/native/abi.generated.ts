@@ -62,6 +62,7 @@ export const headerConstants = {
   LLTM_OP_SUM_SQUARES: 25,
   LLTM_OP_SCALE_BY_NORM: 26,
   LLTM_OP_UNSCALE_CHECK: 27,
+  LLTM_OP_ADAM_STEP_CAPTURABLE: 28,
 } as const;
 
 /** sizeof and offsetof every field of csrc/lltm.h's structs, on the 64-bit targets lltm builds for. */
@@ -1335,5 +1336,36 @@ export const opTable = {
       },
     ],
     scalars: [{ name: "inv_scale", kind: "ANY", lo: 0, hi: 0 }],
+  },
+  ADAM_STEP_CAPTURABLE: {
+    code: 28,
+    entry: "lltm_adam_step_capturable",
+    flags: 0,
+    sizes: [],
+    slots: [
+      { name: "param", role: "INOUT", optional: false, contiguous: true, bytes: false, sameView: false, index: false, anyType: false, shape: "*", dims: null, same: null },
+      { name: "grad", role: "IN", optional: false, contiguous: true, bytes: false, sameView: false, index: false, anyType: false, shape: "=param", dims: null, same: "param" },
+      { name: "exp_avg", role: "INOUT", optional: false, contiguous: true, bytes: false, sameView: false, index: false, anyType: false, shape: "=param", dims: null, same: "param" },
+      {
+        name: "exp_avg_sq",
+        role: "INOUT",
+        optional: false,
+        contiguous: true,
+        bytes: false,
+        sameView: false,
+        index: false,
+        anyType: false,
+        shape: "=param",
+        dims: null,
+        same: "param",
+      },
+      { name: "hyper", role: "IN", optional: false, contiguous: true, bytes: false, sameView: false, index: false, anyType: false, shape: "[2]", dims: [[[2, ""]]], same: null },
+    ],
+    scalars: [
+      { name: "beta1", kind: "HALF_OPEN", lo: 0, hi: 1 },
+      { name: "beta2", kind: "HALF_OPEN", lo: 0, hi: 1 },
+      { name: "eps", kind: "CLOSED", lo: 0, hi: 1e+30 },
+      { name: "weight_decay", kind: "CLOSED", lo: 0, hi: 1e+30 },
+    ],
   },
 } as const;

@@ -172,6 +172,30 @@ export function resetPeakMemory(fn: string, device: Device): void {
   unwrap(library().lltm_memory_reset_peak(device.kindCode, device.index), fn);
 }
 
+const graphHandle = new Uint32Array(2);
+
+/** lltm_capture_begin: records, rather than runs, this thread's work on the device's stream from now on. */
+export function captureBegin(fn: string, device: Device): void {
+  unwrap(library().lltm_capture_begin(device.kindCode, device.index), fn);
+}
+
+/** lltm_capture_end: the recorded work as a graph (its handle). */
+export function captureEnd(fn: string, device: Device): number {
+  graphHandle.fill(0);
+  unwrap(library().lltm_capture_end(device.kindCode, device.index, graphHandle), fn);
+  return graphHandle[0]! + graphHandle[1]! * 4294967296;
+}
+
+/** lltm_graph_replay: queues a captured graph's work on its device's stream. */
+export function graphReplay(fn: string, graph: number, device: Device): void {
+  unwrap(library().lltm_graph_replay(graph, device.kindCode, device.index), fn);
+}
+
+/** lltm_graph_destroy: waits for the graph's replays and frees it with the memory it kept. */
+export function graphDestroy(fn: string, graph: number, device: Device): void {
+  unwrap(library().lltm_graph_destroy(graph, device.kindCode, device.index), fn);
+}
+
 /** Number of CUDA devices (0 without the CUDA backend or a GPU). */
 export function cudaDeviceCount(): number {
   return library().lltm_cuda_device_count();

@@ -5,9 +5,9 @@
  * writes a descriptor (tests/layers.test.ts).
  */
 export {
-  alloc, bufferBytes, cudaDeviceCount, elementBytes, type Float32MatmulPrecision, float32MatmulPrecision, free,
-  type LibraryInfo, libraryInfo, memoryStat, type NativeTensor, read, resetPeakMemory, run, runInto,
-  setFloat32MatmulPrecision, synchronize, type ThreadsSource, write,
+  alloc, bufferBytes, captureBegin, captureEnd, cudaDeviceCount, elementBytes, type Float32MatmulPrecision,
+  float32MatmulPrecision, free, graphDestroy, graphReplay, type LibraryInfo, libraryInfo, memoryStat, type NativeTensor,
+  read, resetPeakMemory, run, runInto, setFloat32MatmulPrecision, synchronize, type ThreadsSource, write,
 } from "./calls.ts";
 export { newDescribableId, overlaps } from "./descriptor.ts";
 export {

@@ -77,6 +77,14 @@ export const symbols = {
   lltm_memory_stat: { args: ["i32", "i32", "i32", "buffer"], returns: "i32" },
   // int32_t lltm_memory_reset_peak(int32_t device_kind, int32_t device_index)
   lltm_memory_reset_peak: { args: ["i32", "i32"], returns: "i32" },
+  // int32_t lltm_capture_begin(int32_t device_kind, int32_t device_index)
+  lltm_capture_begin: { args: ["i32", "i32"], returns: "i32" },
+  // int32_t lltm_capture_end(int32_t device_kind, int32_t device_index, void** graph)
+  lltm_capture_end: { args: ["i32", "i32", "buffer"], returns: "i32" },
+  // int32_t lltm_graph_replay(void* graph, int32_t device_kind, int32_t device_index)
+  lltm_graph_replay: { args: ["ptr", "i32", "i32"], returns: "i32" },
+  // int32_t lltm_graph_destroy(void* graph, int32_t device_kind, int32_t device_index)
+  lltm_graph_destroy: { args: ["ptr", "i32", "i32"], returns: "i32" },
   // const char* lltm_cpu_kernels(void): NULL when a forced variant cannot run
   lltm_cpu_kernels: { args: [], returns: "cstring" },
   // int32_t lltm_cpu_threads(void)

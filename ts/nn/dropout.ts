@@ -6,6 +6,7 @@
  */
 import { recordView } from "../autograd/record.ts";
 import { LLTMError } from "../errors.ts";
+import { refuseUnderCapture } from "../graph/capture.ts";
 import { Random } from "../random.ts";
 import type { Tensor } from "../tensor/index.ts";
 import { Module } from "./module.ts";
@@ -27,6 +28,7 @@ export class Dropout extends Module {
     this.assertLive("Dropout.forward");
     x.assertLive("Dropout.forward: the input");
     if (!this.training || this.p === 0) return recordView("Dropout.forward", x, x.retain(), (g) => g.retain());
+    refuseUnderCapture("Dropout.forward", "its mask is drawn on the host at every call (use eval(), or p = 0, in a captured step)");
     return multiplyByMask(x, this.p, this.rng);
   }
 }

@@ -7,6 +7,7 @@
  * Philox offsets advance.
  */
 import { LLTMError } from "../errors.ts";
+import { refuseUnderCapture } from "../graph/capture.ts";
 import * as native from "../native/index.ts";
 import { Tensor } from "../tensor/index.ts";
 import { checkCommon } from "./lltm.ts";
@@ -46,6 +47,7 @@ export function multinomial(probs: Tensor, options: { generator?: Generator } = 
   }
   using p2 = rows(probs);
   const n = p2.shape[0]!;
+  refuseUnderCapture(fn, "its generator's offset is counted on the host, so every replay would draw the same indices");
   const seed = g?.seed ?? 0, offset = g?.offset ?? 0;
   if (offset + n > MAX_COUNTER) {
     throw new LLTMError("INVALID_ARGUMENT", `${fn}: the generator's offset ${offset} has no room for ${n} more draws`);

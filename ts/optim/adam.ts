@@ -1,18 +1,39 @@
 /**
  * Adam and AdamW, as torch.optim's: lltm_adam_step per parameter; AdamW first
  * decays each parameter by lr·weightDecay (decoupled weight decay) with the
- * library's axpy, on the parameter's device.
+ * library's axpy, on the parameter's device. With { capturable: true } (as
+ * torch.optim's capturable), each group's lr and the step count live in a
+ * small tensor on the parameters' device that lltm_adam_step_capturable reads,
+ * the decay fused in: the step count advances on the device and a changed lr
+ * is written there before the step, so that a captured step (compileStep)
+ * replays with a schedule's lr and counts its steps.
  */
+import { valueDType } from "../dtype.ts";
 import { LLTMError } from "../errors.ts";
+import type { Capture } from "../graph/capture.ts";
 import * as native from "../native/index.ts";
+import { Tensor } from "../tensor/index.ts";
 import { checkOptionNames, type Hyper, type MasterWeightsOption, Optimizer, type Parameters } from "./optimizer.ts";
 
 const ADAM_STEP = native.op("ADAM_STEP"), AXPY = native.op("AXPY");
+const ADAM_STEP_CAPTURABLE = native.op("ADAM_STEP_CAPTURABLE");
 
 export interface AdamOptions extends MasterWeightsOption {
   lr?: number;
   betas?: readonly [number, number];
   eps?: number;
+  /** lr and the step count on the device, so that the step can be captured by compileStep (default false). */
+  capturable?: boolean;
+}
+
+/** A group's lr and step count on its parameters' device: [lr, steps taken]. */
+interface DeviceHyper {
+  readonly values: Tensor;
+  readonly lr: Tensor;
+  readonly steps: Tensor;
+  readonly one: Tensor;
+  /** The lr last written to the device. */
+  written: number;
 }
 
 export interface AdamWOptions extends AdamOptions {
@@ -23,13 +44,16 @@ export interface AdamWOptions extends AdamOptions {
 /** Options as a group's hyperparameters (betas split in two, as the op's scalars are). */
 function hyperOf(kind: string, options: AdamWOptions, decoupled: boolean): Hyper {
   if (typeof options !== "object" || options === null) throw new LLTMError("INVALID_ARGUMENT", `${kind}: options must be an object`);
-  checkOptionNames(kind, options, ["lr", "betas", "eps", "weightDecay", "masterWeights"]);
+  checkOptionNames(kind, options, ["lr", "betas", "eps", "weightDecay", "masterWeights", "capturable"]);
   const betas = options.betas;
   if (betas !== undefined && (!Array.isArray(betas) || betas.length !== 2)) {
     throw new LLTMError("INVALID_ARGUMENT", `${kind}: 'betas' must be a pair [beta1, beta2]`);
   }
   if (!decoupled && options.weightDecay !== undefined) {
     throw new LLTMError("INVALID_ARGUMENT", `${kind}: 'weightDecay' is AdamW's (decoupled weight decay); use AdamW`);
+  }
+  if (options.capturable !== undefined && typeof options.capturable !== "boolean") {
+    throw new LLTMError("INVALID_ARGUMENT", `${kind}: 'capturable' must be a boolean, got ${String(options.capturable)}`);
   }
   const hyper: Hyper = {};
   if (options.lr !== undefined) hyper.lr = options.lr;
@@ -52,6 +76,10 @@ function groupsOf(kind: string, params: Parameters<AdamWOptions>, decoupled: boo
 
 /** Adam's update, with or without decoupled weight decay. */
 abstract class AdamBase extends Optimizer {
+  /** Whether lr and the step count live on the device (per group), so that the step can be captured. */
+  readonly capturable: boolean;
+  private readonly deviceHyper: readonly (DeviceHyper | undefined)[];
+
   protected constructor(kind: string, params: Parameters<AdamWOptions>, options: AdamWOptions, weightDecay: number | undefined) {
     const decoupled = weightDecay !== undefined;
     const defaults: Hyper = { lr: 1e-3, beta1: 0.9, beta2: 0.999, eps: 1e-8 };
@@ -60,6 +88,67 @@ abstract class AdamBase extends Optimizer {
       "exp_avg",
       "exp_avg_sq",
     ], options.masterWeights);
+    this.capturable = options?.capturable === true;
+    try {
+      this.deviceHyper = this.capturable ? this.groups.map((g, i) => this.makeDeviceHyper(g, i)) : [];
+    } catch (e) {
+      super.dispose();
+      throw e;
+    }
+  }
+
+  /** Group i's [lr, steps] on its parameters' device, in their compute type (undefined for a group with no parameters). */
+  private makeDeviceHyper(g: Hyper, i: number): DeviceHyper | undefined {
+    // The tensors the step updates: a parameter's float32 master copy where it has one.
+    const params = this.params.flatMap((p, k) => (p.group === i ? [{ name: p.name, value: this.target(k) }] : []));
+    const first = params[0];
+    if (first === undefined) return undefined;
+    const dtype = valueDType(first.value.dtype), device = first.value.device;
+    for (const p of params) {
+      if (valueDType(p.value.dtype) !== dtype || p.value.device !== device) {
+        throw new LLTMError(
+          "INVALID_ARGUMENT",
+          `${this.kind}: with capturable, the parameters of ${i === 0 ? "a group" : `group ${i}`} must share one device and ` +
+            `compute type: '${p.name}' is ${p.value.dtype} on ${p.value.device}, '${first.name}' ${first.value.dtype} on ${device}`,
+        );
+      }
+    }
+    const values = Tensor.fromTypedArray(new Float64Array([g.lr!, this.counters.step!]), [2], { dtype, device });
+    return {
+      values,
+      lr: values.narrow(0, 0, 1),
+      steps: values.narrow(0, 1, 1),
+      one: Tensor.ones([1], { dtype, device }),
+      written: g.lr!,
+    };
+  }
+
+  /** Writes each group's lr to the device where it changed (a launch, ordered before the step's). */
+  private writeLr(): void {
+    this.deviceHyper.forEach((h, i) => {
+      const lr = this.groups[i]!.lr!;
+      if (h === undefined || h.written === lr) return;
+      h.lr.fill(lr);
+      h.written = lr;
+    });
+  }
+
+  protected override liveHyper(): readonly string[] {
+    return this.capturable ? ["lr"] : [];
+  }
+
+  protected override loaded(): void {
+    this.deviceHyper.forEach((h, i) => {
+      if (h === undefined) return;
+      h.steps.fill(this.counters.step!);
+      h.lr.fill(this.groups[i]!.lr!);
+      h.written = this.groups[i]!.lr!;
+    });
+  }
+
+  override dispose(): void {
+    for (const h of this.deviceHyper) for (const t of [h?.lr, h?.steps, h?.values, h?.one]) t?.dispose();
+    super.dispose();
   }
 
   get betas(): readonly [number, number] {
@@ -75,7 +164,15 @@ abstract class AdamBase extends Optimizer {
     return this.counters.step!;
   }
 
-  protected update(fn: string): void {
+  protected update(fn: string, capture: Capture | undefined): void {
+    if (this.capturable) return this.updateOnDevice(fn, capture);
+    if (capture !== undefined) {
+      throw new LLTMError(
+        "INVALID_ARGUMENT",
+        `${fn}: inside a captured step (compileStep) the step count and lr must live on the device: make the ${this.kind} ` +
+          "with { capturable: true }",
+      );
+    }
     const step = this.counters.step! + 1;
     this.params.forEach((p, i) => {
       const grad = this.gradient(i);
@@ -87,6 +184,31 @@ abstract class AdamBase extends Optimizer {
       native.run(ADAM_STEP, fn, [target, grad, s.get("exp_avg"), s.get("exp_avg_sq")], 0, [lr!, beta1!, beta2!, eps!, step]);
     });
     this.counters.step = step;
+  }
+
+  /** The capturable update: lr written where it changed (before every replay when captured), then one launch per parameter and the step counts advanced on the device. */
+  private updateOnDevice(fn: string, capture: Capture | undefined): void {
+    if (capture === undefined) this.writeLr();
+    this.params.forEach((p, i) => {
+      const grad = this.gradient(i);
+      const h = this.deviceHyper[p.group];
+      if (grad === undefined || h === undefined) return;
+      const { beta1, beta2, eps, weightDecay } = this.groups[p.group]! as Record<string, number>;
+      const s = this.state[i]!;
+      native.run(ADAM_STEP_CAPTURABLE, fn, [this.target(i), grad, s.get("exp_avg"), s.get("exp_avg_sq"), h.values], 0, [
+        beta1!, beta2!, eps!, weightDecay ?? 0,
+      ]);
+    });
+    for (const h of this.deviceHyper) if (h !== undefined) native.run(AXPY, fn, [h.steps, h.one], 0, [1]);
+    if (capture === undefined) {
+      this.counters.step = this.counters.step! + 1;
+      return;
+    }
+    capture.beforeReplay(() => {
+      for (const g of this.groups) this.checkHyper(fn, g);
+      this.writeLr();
+      this.counters.step = this.counters.step! + 1;
+    });
   }
 
   protected override checkHyper(fn: string, hyper: Hyper): void {

@@ -26,6 +26,7 @@ import { loadCheckpoint, saveCheckpoint } from "../checkpoint.ts";
 import type { DeviceLike } from "../device.ts";
 import { isHalf, valueDType } from "../dtype.ts";
 import { LLTMError } from "../errors.ts";
+import { activeCapture, type Capture } from "../graph/capture.ts";
 import type { Parameter } from "../module.ts";
 import { noGrad } from "../autograd/grad_mode.ts";
 import type * as native from "../native/index.ts";
@@ -316,13 +317,43 @@ export abstract class Optimizer implements Disposable {
     });
   }
 
-  /** Updates every parameter that has a gradient, or none of them. */
+  /**
+   * Updates every parameter that has a gradient, or none of them. Inside a
+   * captured step (compileStep) the update is recorded with the step; the
+   * hyperparameters it bakes into its launches must then stay as they are.
+   */
   step(): void {
     const fn = `${this.kind}.step`;
     for (const g of this.groups) this.checkHyper(fn, g);
     checkParameters(fn, this.params, this.state, false);
-    this.update(fn);
+    const capture = activeCapture();
+    if (capture !== undefined) this.keepBaked(fn, capture);
+    this.update(fn, capture);
     this.writeMasters(false);
+  }
+
+  /** The hyperparameters read on the device at every step rather than baked into the launches. */
+  protected liveHyper(): readonly string[] {
+    return [];
+  }
+
+  /** Refuses, at every replay of a captured step, a baked hyperparameter that changed since the capture. */
+  private keepBaked(fn: string, capture: Capture): void {
+    const live = new Set(this.liveHyper());
+    const baked = this.groups.map((g) => Object.entries(g).filter(([k]) => !live.has(k)));
+    capture.beforeReplay(() => {
+      this.groups.forEach((g, i) => {
+        for (const [k, v] of baked[i]!) {
+          if (g[k] === v) continue;
+          throw new LLTMError(
+            "INVALID_ARGUMENT",
+            `${fn}: ${i === 0 ? "" : `group ${i}'s `}'${k}' changed from ${v} to ${g[k]} after the step was captured (compileStep), ` +
+              `and ${this.kind} baked it into the captured launches; compile the step again` +
+              (k === "lr" ? ", or use Adam or AdamW with { capturable: true }, which read lr on the device" : ""),
+          );
+        }
+      });
+    });
   }
 
   /** Checks a group's hyperparameters against the op's ranges and the optimizer's own rules. */
@@ -330,7 +361,8 @@ export abstract class Optimizer implements Disposable {
     checkScalars(fn, this.op, hyper);
   }
 
-  protected abstract update(fn: string): void;
+  /** The update, recorded into `capture` when one is in progress. */
+  protected abstract update(fn: string, capture: Capture | undefined): void;
 
   /** The state to save: the optimizer's own tensors (not copies) and its hyperparameters (group i > 0's as `group<i>.<name>`). */
   stateDict(): OptimizerState {
@@ -395,7 +427,11 @@ export abstract class Optimizer implements Disposable {
     groups.forEach((h, i) => Object.assign(this.groups[i]!, h));
     Object.assign(this.counters, counters);
     this.writeMasters(true);
+    this.loaded();
   }
+
+  /** After loadStateDict: state kept elsewhere (on the device) follows the loaded counters. */
+  protected loaded(): void {}
 
   /** Writes stateDict() to a safetensors file (beside the model's, say). */
   save(path: string): void {

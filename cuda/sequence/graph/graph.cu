@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "math/gemm.h"
+#include "runtime/capture.h"
 #include "runtime/launch.h"
 #include "sequence/graph/graph.h"
 
@@ -175,6 +176,13 @@ struct BufferBytes {
   size_t params, weights, gates, state;
 };
 
+void allocate(CachedGraph& c, const BufferBytes& bytes) {
+  c.params = std::make_unique<Scratch>(bytes.params);
+  c.weights = std::make_unique<Scratch>(bytes.weights);
+  c.gates = std::make_unique<Scratch>(bytes.gates);
+  c.state = std::make_unique<Scratch>(bytes.state);
+}
+
 // The cached graph of `key`, or a new one: its buffers allocated, then
 // `record(graph)` (launches on the capture stream) captured and instantiated.
 // A full cache first gives up its least recently used graph, once `stream`
@@ -196,10 +204,7 @@ CachedGraph& cached_graph(GraphState& g, const GraphKey& key, const BufferBytes&
   }
   auto fresh = std::make_unique<CachedGraph>();
   fresh->key = key;
-  fresh->params = std::make_unique<Scratch>(bytes.params);
-  fresh->weights = std::make_unique<Scratch>(bytes.weights);
-  fresh->gates = std::make_unique<Scratch>(bytes.gates);
-  fresh->state = std::make_unique<Scratch>(bytes.state);
+  allocate(*fresh, bytes);
   LLTM_CUDA_CHECK(cudaStreamBeginCapture(g.capture, cudaStreamCaptureModeThreadLocal));
   cudaGraph_t graph = nullptr;
   try {
@@ -220,69 +225,110 @@ CachedGraph& cached_graph(GraphState& g, const GraphKey& key, const BufferBytes&
   return *g.graphs.back();
 }
 
-}  // namespace
-
+// The forward's T steps on `e`'s stream, reading the call from c.params and
+// carrying h in c.state's slots: what a graph records, or what runs inside
+// a capture already in progress.
 template <typename T>
-void graph_forward(const SequenceForwardTensors<T>& p, const GemmEngine& engine, int device,
-                   const std::function<void(T* gin)>& project) {
-  GraphState& g = graph_state(device);
-  std::lock_guard<std::mutex> lock(g.mutex);
-  const int64_t B = p.B, S = p.S, G = 3 * S, BS = B * S;
-  const cudaStream_t stream = engine.stream;
-  const GraphKey key = key_of<T>(Pass::kForward, p.steps, B, S, p.reserve != nullptr, engine);
-  // state: h slots 0 and 1, then the cell.
-  const BufferBytes bytes{sizeof(SequenceForwardTensors<T>), size_t(G * S) * sizeof(T),
-                          size_t(p.steps * B * G) * sizeof(T), size_t(3 * BS) * sizeof(T)};
-  CachedGraph& c = cached_graph(g, key, bytes, stream, [&](CachedGraph& c) {
-    const GemmEngine captured = engine_for(g, engine);
-    const auto* params = c.params->as<SequenceForwardTensors<T>>();
-    const Matrix<const T> Wh_t = row_major<const T>(c.weights->as<T>(), G, S).transposed();
-    for (int t = 0; t < p.steps; ++t) {
-      const T* h_prev = c.state->as<T>() + ((t + 1) & 1) * BS;
-      gemm<T>(captured, row_major(h_prev, B, S), Wh_t, row_major(c.gates->as<T>() + t * B * G, B, G), T(1));
-      launch("forward_step_pointwise", forward_step_pointwise<T>, dim3(grid_blocks(BS)), dim3(kBlockThreads), 0,
-             g.capture, params, t);
-    }
-  });
+void forward_steps(const CachedGraph& c, const GemmEngine& e, int64_t steps, int64_t B, int64_t S) {
+  const int64_t G = 3 * S, BS = B * S;
+  const auto* params = c.params->as<SequenceForwardTensors<T>>();
+  const Matrix<const T> Wh_t = row_major<const T>(c.weights->as<T>(), G, S).transposed();
+  for (int t = 0; t < steps; ++t) {
+    const T* h_prev = c.state->as<T>() + ((t + 1) & 1) * BS;
+    gemm<T>(e, row_major(h_prev, B, S), Wh_t, row_major(c.gates->as<T>() + t * B * G, B, G), T(1));
+    launch("forward_step_pointwise", forward_step_pointwise<T>, dim3(grid_blocks(BS)), dim3(kBlockThreads), 0,
+           e.stream, params, t);
+  }
+}
+
+// The call into c's buffers (its tensors, W_h, h0 and the input projection), on `stream`.
+template <typename T>
+void forward_prologue_of(const SequenceForwardTensors<T>& p, const CachedGraph& c, cudaStream_t stream,
+                         const std::function<void(T* gin)>& project) {
+  const int64_t BS = int64_t(p.B) * p.S, G = 3 * int64_t(p.S);
   SequenceForwardTensors<T> q = p;
   q.gin = c.gates->as<T>();
   q.h_buffer = c.state->as<T>();
   q.cell = c.state->as<T>() + 2 * BS;
   project(c.gates->as<T>());
-  launch("forward_prologue", forward_prologue<T>, dim3(grid_blocks(G * S)), dim3(kBlockThreads), 0, stream, q,
+  launch("forward_prologue", forward_prologue<T>, dim3(grid_blocks(G * p.S)), dim3(kBlockThreads), 0, stream, q,
          c.params->as<SequenceForwardTensors<T>>(), c.weights->as<T>(), c.state->as<T>() + BS);
+}
+
+template <typename T>
+void backward_steps(const CachedGraph& c, const GemmEngine& e, int64_t steps, int64_t B, int64_t S) {
+  const int64_t G = 3 * S, BS = B * S;
+  const auto* params = c.params->as<SequenceBackwardTensors<T>>();
+  const Matrix<const T> Wh = row_major<const T>(c.weights->as<T>(), G, S);
+  const Matrix<T> dh = row_major(c.state->as<T>(), B, S);
+  for (int64_t t = steps - 1; t >= 0; --t) {
+    launch("backward_step_pointwise", backward_step_pointwise<T>, dim3(grid_blocks(BS)), dim3(kBlockThreads), 0,
+           e.stream, params, int(t));
+    gemm<T>(e, row_major<const T>(c.gates->as<T>() + t * B * G, B, G), Wh, dh, T(0));
+  }
+  launch("store_d_h0", store_d_h0<T>, dim3(grid_blocks(BS)), dim3(kBlockThreads), 0, e.stream, params);
+}
+
+template <typename T>
+void backward_prologue_of(const SequenceBackwardTensors<T>& p, const CachedGraph& c, cudaStream_t stream) {
+  const int64_t BS = int64_t(p.B) * p.S, G = 3 * int64_t(p.S);
+  SequenceBackwardTensors<T> q = p;
+  q.dG = c.gates->as<T>();
+  q.dh = c.state->as<T>();
+  q.dc = c.state->as<T>() + BS;
+  launch("backward_prologue", backward_prologue<T>, dim3(grid_blocks(G * p.S)), dim3(kBlockThreads), 0, stream, q,
+         c.params->as<SequenceBackwardTensors<T>>(), c.weights->as<T>());
+}
+
+}  // namespace
+
+// Inside a step being captured (runtime/capture.h) the steps go into that
+// capture directly, on buffers of their own that the capture keeps: a graph
+// of their own would nest captures.
+template <typename T>
+void graph_forward(const SequenceForwardTensors<T>& p, const GemmEngine& engine, int device,
+                   const std::function<void(T* gin)>& project) {
+  const int64_t B = p.B, S = p.S, G = 3 * S, BS = B * S;
+  const cudaStream_t stream = engine.stream;
+  // state: h slots 0 and 1, then the cell.
+  const BufferBytes bytes{sizeof(SequenceForwardTensors<T>), size_t(G * S) * sizeof(T),
+                          size_t(p.steps * B * G) * sizeof(T), size_t(3 * BS) * sizeof(T)};
+  if (recording(stream)) {
+    CachedGraph direct;
+    allocate(direct, bytes);
+    forward_prologue_of(p, direct, stream, project);
+    return forward_steps<T>(direct, engine, p.steps, B, S);
+  }
+  GraphState& g = graph_state(device);
+  std::lock_guard<std::mutex> lock(g.mutex);
+  const GraphKey key = key_of<T>(Pass::kForward, p.steps, B, S, p.reserve != nullptr, engine);
+  CachedGraph& c = cached_graph(g, key, bytes, stream,
+                                [&](CachedGraph& c) { forward_steps<T>(c, engine_for(g, engine), p.steps, B, S); });
+  forward_prologue_of(p, c, stream, project);
   LLTM_CUDA_CHECK(cudaGraphLaunch(c.exec, stream));
 }
 
 template <typename T>
 void graph_backward(const SequenceBackwardTensors<T>& p, const GemmEngine& engine, int device,
                     const std::function<void(const T* dG)>& finish) {
-  GraphState& g = graph_state(device);
-  std::lock_guard<std::mutex> lock(g.mutex);
   const int64_t B = p.B, S = p.S, G = 3 * S, BS = B * S;
   const cudaStream_t stream = engine.stream;
-  const GraphKey key = key_of<T>(Pass::kBackward, p.steps, B, S, false, engine);
   // state: dh, then dc.
   const BufferBytes bytes{sizeof(SequenceBackwardTensors<T>), size_t(G * S) * sizeof(T),
                           size_t(p.steps * B * G) * sizeof(T), size_t(2 * BS) * sizeof(T)};
-  CachedGraph& c = cached_graph(g, key, bytes, stream, [&](CachedGraph& c) {
-    const GemmEngine captured = engine_for(g, engine);
-    const auto* params = c.params->as<SequenceBackwardTensors<T>>();
-    const Matrix<const T> Wh = row_major<const T>(c.weights->as<T>(), G, S);
-    const Matrix<T> dh = row_major(c.state->as<T>(), B, S);
-    for (int t = p.steps - 1; t >= 0; --t) {
-      launch("backward_step_pointwise", backward_step_pointwise<T>, dim3(grid_blocks(BS)), dim3(kBlockThreads), 0,
-             g.capture, params, t);
-      gemm<T>(captured, row_major<const T>(c.gates->as<T>() + t * B * G, B, G), Wh, dh, T(0));
-    }
-    launch("store_d_h0", store_d_h0<T>, dim3(grid_blocks(BS)), dim3(kBlockThreads), 0, g.capture, params);
-  });
-  SequenceBackwardTensors<T> q = p;
-  q.dG = c.gates->as<T>();
-  q.dh = c.state->as<T>();
-  q.dc = c.state->as<T>() + BS;
-  launch("backward_prologue", backward_prologue<T>, dim3(grid_blocks(G * S)), dim3(kBlockThreads), 0, stream, q,
-         c.params->as<SequenceBackwardTensors<T>>(), c.weights->as<T>());
+  if (recording(stream)) {
+    CachedGraph direct;
+    allocate(direct, bytes);
+    backward_prologue_of(p, direct, stream);
+    backward_steps<T>(direct, engine, p.steps, B, S);
+    return finish(direct.gates->as<T>());
+  }
+  GraphState& g = graph_state(device);
+  std::lock_guard<std::mutex> lock(g.mutex);
+  const GraphKey key = key_of<T>(Pass::kBackward, p.steps, B, S, false, engine);
+  CachedGraph& c = cached_graph(g, key, bytes, stream,
+                                [&](CachedGraph& c) { backward_steps<T>(c, engine_for(g, engine), p.steps, B, S); });
+  backward_prologue_of(p, c, stream);
   LLTM_CUDA_CHECK(cudaGraphLaunch(c.exec, stream));
   finish(c.gates->as<T>());
 }
