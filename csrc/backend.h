@@ -14,7 +14,7 @@
 // backend built with the same value. (The entry point keeps its name
 // `lltm_backend_v1` for every version, so that an old backend reaches the
 // version check instead of a missing symbol.)
-#define LLTM_BACKEND_API_VERSION 5u
+#define LLTM_BACKEND_API_VERSION 6u
 
 namespace lltm {
 
@@ -38,6 +38,15 @@ struct DeviceBackend {
   // How products are computed: "cublas" (linked, or found and opened at run
   // time) or "own" (the backend's own kernels at every size).
   const char* (*blas)();
+  // NCCL (cuda/distributed/), opened on the first of these calls; the arguments arrive validated
+  // as lltm.h's lltm_nccl_* entry points describe them, but for what only the communicator knows
+  // (that the handle is live, its world size for counts and roots), which these check.
+  int32_t (*nccl_version)(int32_t* version);
+  int32_t (*nccl_unique_id)(uint8_t* id);
+  int32_t (*nccl_comm_init)(void** comm, const uint8_t* id, int32_t world_size, int32_t rank, int32_t device);
+  int32_t (*nccl_comm_destroy)(void* comm, int32_t abort);
+  int32_t (*nccl_comm_error)(void* comm);
+  int32_t (*nccl_run)(void* comm, int32_t collective, const lltm_call* call);
 };
 
 // The CUDA backend, loaded on first use; nullptr (with `why` set) when the

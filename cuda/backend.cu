@@ -4,6 +4,7 @@
 #include <string>
 
 #include "backend.h"
+#include "distributed/communicator.h"
 #include "ops/copy.cuh"
 #include "runtime/device.h"
 #include "runtime/memory_pool.h"
@@ -75,9 +76,47 @@ int32_t synchronize_entry(int32_t device) {
 
 const char* blas_entry() { return blas_available() ? "cublas" : "own"; }
 
-const DeviceBackend table = {LLTM_BACKEND_API_VERSION, device_count_entry, run_entry,         alloc_entry,
-                             free_entry,               copy_entry,         read_entry,        write_entry,
-                             synchronize_entry,        last_error,         blas_entry};
+int32_t nccl_version_entry(int32_t* version) {
+  return guard([&] { nccl_version(version); });
+}
+
+int32_t nccl_unique_id_entry(uint8_t* id) {
+  return guard([&] { nccl_unique_id(id); });
+}
+
+int32_t nccl_comm_init_entry(void** comm, const uint8_t* id, int32_t world_size, int32_t rank, int32_t device) {
+  return guard([&] { nccl_comm_init(comm, id, world_size, rank, device); });
+}
+
+int32_t nccl_comm_destroy_entry(void* comm, int32_t abort) {
+  return guard([&] { nccl_comm_destroy(comm, abort); });
+}
+
+int32_t nccl_comm_error_entry(void* comm) {
+  return guard([&] { nccl_comm_error(comm); });
+}
+
+int32_t nccl_run_entry(void* comm, int32_t collective, const lltm_call* call) {
+  return guard([&] { nccl_run(comm, collective, *call); });
+}
+
+const DeviceBackend table = {LLTM_BACKEND_API_VERSION,
+                             device_count_entry,
+                             run_entry,
+                             alloc_entry,
+                             free_entry,
+                             copy_entry,
+                             read_entry,
+                             write_entry,
+                             synchronize_entry,
+                             last_error,
+                             blas_entry,
+                             nccl_version_entry,
+                             nccl_unique_id_entry,
+                             nccl_comm_init_entry,
+                             nccl_comm_destroy_entry,
+                             nccl_comm_error_entry,
+                             nccl_run_entry};
 
 }  // namespace
 }  // namespace lltm::cuda

@@ -58,6 +58,10 @@ export {
   Adam, type AdamOptions, AdamW, type AdamWOptions, CosineAnnealingLR, LambdaLR, LRScheduler, Optimizer, type OptimizerState,
   type ParameterGroup, type ParameterLike, type Parameters, SGD, type SGDOptions, StepLR,
 } from "./optim/index.ts";
+export * as distributed from "./distributed/index.ts";
+export {
+  DistributedDataParallel, type DistributedDataParallelOptions, DistributedSampler, type DistributedSamplerOptions,
+} from "./distributed/index.ts";
 export { nativeMemory, type NativeMemoryStats } from "./native_memory.ts";
 export { Random } from "./random.ts";
 export { type NestedArray, type RandomOptions, Tensor, type TensorOptions, type ToTypedArrayOptions } from "./tensor/index.ts";
