@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <type_traits>
 
 #include "lltm.h"
 
@@ -56,28 +57,28 @@ struct UniqueId {
 struct Comm;
 using Stream = CUstream_st*;
 
-// Every function the backend resolves, with its nccl.h signature.
+// Every function the backend resolves, with its nccl.h signature (as a function type).
 #define LLTM_NCCL_FUNCTIONS(X)                                                                                 \
-  X(ncclGetVersion, Result (*)(int* version))                                                                  \
-  X(ncclGetErrorString, const char* (*)(Result result))                                                        \
-  X(ncclGetUniqueId, Result (*)(UniqueId* id))                                                                 \
-  X(ncclCommInitRank, Result (*)(Comm** comm, int nranks, UniqueId id, int rank))                              \
-  X(ncclCommDestroy, Result (*)(Comm* comm))                                                                   \
-  X(ncclCommAbort, Result (*)(Comm* comm))                                                                     \
-  X(ncclCommGetAsyncError, Result (*)(Comm* comm, Result* async_error))                                        \
-  X(ncclAllReduce, Result (*)(const void* send, void* recv, size_t count, DataType type, RedOp op, Comm* comm,  \
+  X(ncclGetVersion, Result(int* version))                                                                  \
+  X(ncclGetErrorString, const char*(Result result))                                                        \
+  X(ncclGetUniqueId, Result(UniqueId* id))                                                                 \
+  X(ncclCommInitRank, Result(Comm** comm, int nranks, UniqueId id, int rank))                              \
+  X(ncclCommDestroy, Result(Comm* comm))                                                                   \
+  X(ncclCommAbort, Result(Comm* comm))                                                                     \
+  X(ncclCommGetAsyncError, Result(Comm* comm, Result* async_error))                                        \
+  X(ncclAllReduce, Result(const void* send, void* recv, size_t count, DataType type, RedOp op, Comm* comm,  \
                               Stream stream))                                                                  \
-  X(ncclBroadcast, Result (*)(const void* send, void* recv, size_t count, DataType type, int root, Comm* comm,   \
+  X(ncclBroadcast, Result(const void* send, void* recv, size_t count, DataType type, int root, Comm* comm,   \
                               Stream stream))                                                                  \
-  X(ncclAllGather, Result (*)(const void* send, void* recv, size_t send_count, DataType type, Comm* comm,       \
+  X(ncclAllGather, Result(const void* send, void* recv, size_t send_count, DataType type, Comm* comm,       \
                               Stream stream))                                                                  \
-  X(ncclReduceScatter, Result (*)(const void* send, void* recv, size_t recv_count, DataType type, RedOp op,    \
+  X(ncclReduceScatter, Result(const void* send, void* recv, size_t recv_count, DataType type, RedOp op,    \
                                   Comm* comm, Stream stream))                                                  \
-  X(ncclGroupStart, Result (*)())                                                                              \
-  X(ncclGroupEnd, Result (*)())
+  X(ncclGroupStart, Result())                                                                              \
+  X(ncclGroupEnd, Result())
 
 struct Api {
-#define LLTM_NCCL_MEMBER(name, type) type name = nullptr;
+#define LLTM_NCCL_MEMBER(name, type) std::add_pointer_t<type> name = nullptr;
   LLTM_NCCL_FUNCTIONS(LLTM_NCCL_MEMBER)
 #undef LLTM_NCCL_MEMBER
   // ncclGetLastError (NCCL 2.13 and later): the last failure's detail, where the library has it.

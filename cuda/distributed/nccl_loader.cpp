@@ -34,7 +34,7 @@ std::string open_library(const std::string& path, Api& out) {
   Api api;
   std::string missing;
 #define LLTM_NCCL_RESOLVE(name, type)                                       \
-  api.name = reinterpret_cast<type>(dlsym(handle, #name));                 \
+  api.name = reinterpret_cast<decltype(api.name)>(dlsym(handle, #name));                 \
   if (api.name == nullptr) missing += std::string(missing.empty() ? "" : ", ") + #name;
   LLTM_NCCL_FUNCTIONS(LLTM_NCCL_RESOLVE)
 #undef LLTM_NCCL_RESOLVE

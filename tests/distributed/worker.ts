@@ -94,6 +94,7 @@ async function fail(failing: number): Promise<void> {
     process.stderr.write(`rank ${group.rank} failing on purpose\n`);
     process.exit(3);
   }
+  print("waiting");
   // Stays busy with nothing, as a rank stuck in a collective would.
   setInterval(() => {}, 1000);
   await new Promise(() => {});
