@@ -9,27 +9,15 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 
-import { distributed, DistributedSampler, dtypes, LLTMError, SGD, Tensor } from "../ts/index.ts";
+import { distributed, DistributedSampler, dtypes, LLTMError, Tensor } from "../ts/index.ts";
 import { CPUGroup } from "../ts/distributed/cpu_group.ts";
-import { ELEMENTS, rankValues, reduced, rounded } from "./distributed/inputs.ts";
+import { assertSameParameters, expectedCollectives, trainCombined } from "./distributed/expected.ts";
+import { ELEMENTS, rankValues, rounded } from "./distributed/inputs.ts";
 import { launch } from "./distributed/launch.ts";
-import { batchOf, makeModel, stepLoss } from "./distributed/model.ts";
 import { assert, assertEquals, assertThrowsLLTM, test } from "./harness.ts";
-import { distance, norm } from "./helpers.ts";
 import { tempDir } from "./temp_dir.ts";
 
 const dir = tempDir("lltm-ddp-");
-
-/** What every rank must hold after each collective of tests/distributed/worker.ts, computed on the host. */
-function expectedCollectives(dtype: (typeof dtypes)[number], rank: number, worldSize: number): Record<string, number[]> {
-  const out: Record<string, number[]> = { sum: reduced(dtype, worldSize, "sum") };
-  if (dtype !== "int32") out.mean = reduced(dtype, worldSize, "mean");
-  out.broadcast = rankValues(dtype, worldSize - 1);
-  out.allGather = Array.from({ length: worldSize }, (_, r) => rankValues(dtype, r)).flat();
-  const share = ELEMENTS / worldSize;
-  out.reduceScatter = out.sum!.slice(rank * share, (rank + 1) * share);
-  return out;
-}
 
 test("CPU group of 3 processes: allReduce (sum, mean), broadcast, allGather, reduceScatter in every dtype equal the host's", async () => {
   const r = await launch(["--nproc-per-node", "3"], ["collectives", "cpu", "cpu"]);
@@ -103,28 +91,6 @@ test("collectives refuse bad input by argument name before anything is sent", as
   await assertRejects(() => group.barrier(), "INVALID_ARGUMENT", /barrier: the process group has been destroyed/);
 });
 
-/** One process's training on the combined batch of `ranks` ranks of `batch` each: what DDP must reproduce. */
-function trainCombined(steps: number, ranks: number, batch: number): Record<string, number[]> {
-  using model = makeModel(0, "cpu");
-  using optimizer = new SGD(model.parameters(), { lr: 0.1, momentum: 0.9 });
-  for (let step = 0; step < steps; step++) {
-    optimizer.zeroGrad();
-    using loss = stepLoss(model, batchOf(step * ranks * batch, ranks * batch, "cpu"));
-    loss.backward();
-    optimizer.step();
-  }
-  return Object.fromEntries(model.namedParameters().map(([n, t]) => [n, [...t.toTypedArray()]]));
-}
-
-function assertSameParameters(got: Record<string, number[]>, want: Record<string, number[]>, what: string): void {
-  assertEquals(Object.keys(got), Object.keys(want), what);
-  for (const name of Object.keys(want)) {
-    // float32 sums in another order (per rank, then across ranks): relative 1e-5 of the parameter's norm.
-    const error = distance(got[name]!, want[name]!) / norm(want[name]!);
-    assert(error < 1e-5, `${what}: '${name}' differs by ${error} (relative)`);
-  }
-}
-
 for (const accumulate of [1, 2]) {
   const name = accumulate === 1
     ? "DistributedDataParallel: 3 steps on 2 ranks of batch 4 equal one process on batch 8; rank 0 writes the checkpoint"
@@ -133,7 +99,7 @@ for (const accumulate of [1, 2]) {
     const checkpoint = join(dir, `model-${accumulate}.safetensors`);
     const r = await launch(["--nproc-per-node", "2"], ["ddp", "cpu", "cpu", "3", "4", String(accumulate), checkpoint]);
     assertEquals(r.code, 0, r.stderr);
-    const want = trainCombined(3, 2, 4);
+    const want = trainCombined(3, 2, 4, "cpu");
     for (const rank of [0, 1]) assertSameParameters(r.results.get(rank) as Record<string, number[]>, want, `rank ${rank}`);
     assert(existsSync(checkpoint), "rank 0 wrote the checkpoint");
   });

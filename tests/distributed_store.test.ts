@@ -9,6 +9,11 @@ import { assert, assertEquals, test } from "./harness.ts";
 
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
 
+/** The error `p` rejects with, as "Name: message" (handled at once, so that no runner sees an unhandled rejection). */
+function failure(p: Promise<unknown>): Promise<string> {
+  return p.then(() => "resolved", (e: unknown) => e instanceof LLTMError ? `LLTMError: ${e.message}` : String(e));
+}
+
 async function stores(n: number): Promise<TCPStore[]> {
   const master = await TCPStore.connect({ host: "127.0.0.1", port: 0, isMaster: true, rank: 0, timeoutMs: 10_000 });
   const others = await Promise.all(
@@ -57,18 +62,10 @@ test("TCPStore: an exchange answers every rank with all payloads in rank order, 
 test("TCPStore: a rank whose connection closes fails the rounds waiting for it, naming it", async () => {
   const [a, b, c] = await stores(3);
   try {
-    const waiting = a!.exchange("round", 0, 3, new Uint8Array(0));
-    const alsoWaiting = b!.exchange("round", 1, 3, new Uint8Array(0));
+    const waiting = [a!.exchange("round", 0, 3, new Uint8Array(0)), b!.exchange("round", 1, 3, new Uint8Array(0))].map(failure);
     await c!.close();
-    for (const p of [waiting, alsoWaiting]) {
-      let message = "";
-      try {
-        await p;
-      } catch (e) {
-        assert(e instanceof LLTMError, String(e));
-        message = e.message;
-      }
-      assert(/rank 2 left: its connection to the store closed/.test(message), message);
+    for (const message of await Promise.all(waiting)) {
+      assert(/LLTMError: .*rank 2 left: its connection to the store closed/.test(message), message);
     }
   } finally {
     await b!.close();
@@ -78,14 +75,9 @@ test("TCPStore: a rank whose connection closes fails the rounds waiting for it, 
 
 test("TCPStore: the clients see the master's loss, and one that cannot reach a master gives up in time", async () => {
   const [a, b] = await stores(2);
-  const waiting = b!.get("never");
+  const waiting = failure(b!.get("never"));
   await a!.close();
-  let message = "";
-  try {
-    await waiting;
-  } catch (e) {
-    message = (e as Error).message;
-  }
+  const message = await waiting;
   assert(/lost the store at 127\.0\.0\.1:\d+ \(rank 0's process, which runs it, ended or failed\)/.test(message), message);
   await b!.close();
   const started = Date.now();

@@ -2,18 +2,14 @@
  * One rank of the distributed tests, started by lltm-run (RANK, WORLD_SIZE,
  * MASTER_ADDR, MASTER_PORT set). Modes:
  *   env                          prints its rendezvous variables
- *   collectives <backend> <dev>  every collective in every dtype; prints the results as JSON
+ *   collectives <backend> <dev>  (dev: cpu, or cuda for cuda:LOCAL_RANK) every collective in every dtype; prints the results as JSON
  *   ddp <backend> <dev> <steps> <batch> [accumulate]
  *                                trains a small model data-parallel; prints the parameters as JSON
  *   fail <rank>                  that rank exits with status 3 after a barrier, the others wait forever
  */
 import process from "node:process";
 
-import {
-  type DeviceLike, distributed, DistributedDataParallel, dtypes, SGD, Tensor,
-} from "../../ts/index.ts";
-import { ELEMENTS, rankValues } from "./inputs.ts";
-import { batchOf, makeModel, stepLoss } from "./model.ts";
+import type { DeviceLike, distributed as Distributed } from "../../ts/index.ts";
 
 const [mode = "env", ...args] = process.argv.slice(2);
 
@@ -21,7 +17,18 @@ function print(value: unknown): void {
   process.stdout.write(`RESULT ${process.env.RANK} ${JSON.stringify(value)}\n`);
 }
 
-async function collectives(backend: distributed.Backend, device: DeviceLike): Promise<void> {
+// The library is loaded only by the modes that use it, so that `env` shows the launcher alone.
+if (mode === "env") {
+  print({ RANK: process.env.RANK, WORLD_SIZE: process.env.WORLD_SIZE, LOCAL_RANK: process.env.LOCAL_RANK,
+    MASTER_ADDR: process.env.MASTER_ADDR, MASTER_PORT: process.env.MASTER_PORT, NCCL_NVLS_ENABLE: process.env.NCCL_NVLS_ENABLE,
+    args: args });
+  process.exit(0);
+}
+const { distributed, DistributedDataParallel, dtypes, SGD, Tensor } = await import("../../ts/index.ts");
+const { ELEMENTS, rankValues } = await import("./inputs.ts");
+const { batchOf, makeModel, stepLoss } = await import("./model.ts");
+
+async function collectives(backend: Distributed.Backend, device: DeviceLike): Promise<void> {
   const group = await distributed.initProcessGroup({ backend });
   const { rank, worldSize } = group;
   const out: Record<string, Record<string, number[]>> = {};
@@ -58,7 +65,7 @@ async function collectives(backend: distributed.Backend, device: DeviceLike): Pr
   await distributed.destroyProcessGroup();
 }
 
-async function ddp(backend: distributed.Backend, device: DeviceLike, steps: number, batch: number, accumulate: number): Promise<void> {
+async function ddp(backend: Distributed.Backend, device: DeviceLike, steps: number, batch: number, accumulate: number): Promise<void> {
   const group = await distributed.initProcessGroup({ backend });
   // Each rank starts from other weights: the broadcast from rank 0 must make them equal.
   using model = makeModel(group.rank, device);
@@ -100,17 +107,17 @@ async function fail(failing: number): Promise<void> {
   await new Promise(() => {});
 }
 
+/** "cuda" is this rank's GPU, cuda:LOCAL_RANK. */
+function deviceArg(arg: string | undefined): DeviceLike {
+  return arg === "cuda" ? `cuda:${Number(process.env.LOCAL_RANK ?? 0)}` : ((arg ?? "cpu") as DeviceLike);
+}
+
 switch (mode) {
-  case "env":
-    print({ RANK: process.env.RANK, WORLD_SIZE: process.env.WORLD_SIZE, LOCAL_RANK: process.env.LOCAL_RANK,
-      MASTER_ADDR: process.env.MASTER_ADDR, MASTER_PORT: process.env.MASTER_PORT, NCCL_NVLS_ENABLE: process.env.NCCL_NVLS_ENABLE,
-      args: args });
-    break;
   case "collectives":
-    await collectives(args[0] as distributed.Backend, (args[1] ?? "cpu") as DeviceLike);
+    await collectives(args[0] as Distributed.Backend, deviceArg(args[1]));
     break;
   case "ddp":
-    await ddp(args[0] as distributed.Backend, (args[1] ?? "cpu") as DeviceLike, Number(args[2]), Number(args[3]), Number(args[4] ?? 1));
+    await ddp(args[0] as Distributed.Backend, deviceArg(args[1]), Number(args[2]), Number(args[3]), Number(args[4] ?? 1));
     break;
   case "fail":
     await fail(Number(args[0]));
