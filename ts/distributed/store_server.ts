@@ -130,7 +130,16 @@ export class StoreServer {
       const p = round.payloads.get(r)!;
       parts.push(u32(p.byteLength), p);
     }
-    for (const w of round.waiters.values()) w.socket.write(frame(w.id, [Uint8Array.of(Reply.OK), ...parts]));
+    // Rank 0, whose process runs this server, is answered last, once the others' answers have left it: it may
+    // block its event loop right after (NCCL's communicator start), and its runtime may write sockets from that loop.
+    const answer = (w: Waiter, done?: () => void) => w.socket.write(frame(w.id, [Uint8Array.of(Reply.OK), ...parts]), done);
+    const master = round.waiters.get(0);
+    let left = round.waiters.size - (master === undefined ? 0 : 1);
+    const last = () => {
+      if (--left === 0 && master !== undefined) answer(master);
+    };
+    if (left === 0 && master !== undefined) answer(master);
+    for (const [r, w] of round.waiters) if (r !== 0) answer(w, last);
   }
 
   private lose(rank: number, why: string): void {
