@@ -47,6 +47,7 @@ struct DeviceBackend {
   int32_t (*nccl_comm_destroy)(void* comm, int32_t abort);
   int32_t (*nccl_comm_error)(void* comm);
   int32_t (*nccl_run)(void* comm, int32_t collective, const lltm_call* call);
+  int32_t (*nccl_join)(void* comm);
 };
 
 // The CUDA backend, loaded on first use; nullptr (with `why` set) when the

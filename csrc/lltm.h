@@ -354,6 +354,13 @@ typedef enum lltm_collective {
   LLTM_REDUCE_SCATTER = 3  /* tensors[0] input holds world_size times tensors[1]'s count */
 } lltm_collective;
 
+/* Flag of lltm_nccl_run: queue the collective on the communicator's own stream, after the work queued on
+ * the device's stream so far, so that it runs while the device goes on with later work (a backward pass);
+ * the device's stream waits for it only at lltm_nccl_join. Its tensors must not be written, read or freed
+ * by the device's work until then. A collective without the flag waits for those with it (NCCL runs a
+ * communicator's collectives in the order they were issued). */
+#define LLTM_COLLECTIVE_OVERLAP 1u
+
 typedef enum lltm_reduce_op {
   LLTM_REDUCE_SUM = 0,
   LLTM_REDUCE_MEAN = 1 /* float dtypes only */
@@ -378,10 +385,14 @@ LLTM_API int32_t lltm_nccl_comm_destroy(void* comm, int32_t abort);
  * (a peer lost, a network error), else LLTM_OK. */
 LLTM_API int32_t lltm_nccl_comm_error(void* comm);
 
+/* Makes the device's stream wait for every collective queued on `comm` with LLTM_COLLECTIVE_OVERLAP. */
+LLTM_API int32_t lltm_nccl_join(void* comm);
+
 /* Queues one collective (an lltm_collective) on `comm`'s device: tensors as the enum says,
  * contiguous, of one dtype (any lltm_dtype), on that CUDA device (call->device_kind and
  * device_index), bit k of call->given for tensors[k]; scalars[0] the lltm_reduce_op of
- * LLTM_ALL_REDUCE and LLTM_REDUCE_SCATTER, or the root rank of LLTM_BROADCAST. */
+ * LLTM_ALL_REDUCE and LLTM_REDUCE_SCATTER, or the root rank of LLTM_BROADCAST; call->flags 0 (the device's
+ * stream) or LLTM_COLLECTIVE_OVERLAP. */
 LLTM_API int32_t lltm_nccl_run(void* comm, int32_t collective, const lltm_call* call);
 
 #ifdef __cplusplus

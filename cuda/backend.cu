@@ -100,6 +100,10 @@ int32_t nccl_run_entry(void* comm, int32_t collective, const lltm_call* call) {
   return guard([&] { nccl_run(comm, collective, *call); });
 }
 
+int32_t nccl_join_entry(void* comm) {
+  return guard([&] { nccl_join(comm); });
+}
+
 const DeviceBackend table = {LLTM_BACKEND_API_VERSION,
                              device_count_entry,
                              run_entry,
@@ -116,7 +120,8 @@ const DeviceBackend table = {LLTM_BACKEND_API_VERSION,
                              nccl_comm_init_entry,
                              nccl_comm_destroy_entry,
                              nccl_comm_error_entry,
-                             nccl_run_entry};
+                             nccl_run_entry,
+                             nccl_join_entry};
 
 }  // namespace
 }  // namespace lltm::cuda

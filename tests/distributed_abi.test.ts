@@ -44,6 +44,7 @@ test("lltm_nccl_run and lltm_nccl_comm_*: null and unknown arguments refused by 
   expectRefusal(lib.lltm_nccl_run(fakeComm, h.LLTM_BROADCAST, onCpu), "INVALID_DEVICE", /^lltm_nccl_run: NCCL collectives take CUDA tensors/);
   expectRefusal(lib.lltm_nccl_comm_destroy(0, 0), "NULL_POINTER", /^lltm_nccl_comm_destroy: 'comm' is a null pointer/);
   expectRefusal(lib.lltm_nccl_comm_error(0), "NULL_POINTER", /^lltm_nccl_comm_error: 'comm' is a null pointer/);
+  expectRefusal(lib.lltm_nccl_join(0), "NULL_POINTER", /^lltm_nccl_join: 'comm' is a null pointer/);
   const handle = new Uint32Array(2).fill(7);
   const id = new Uint8Array(h.LLTM_NCCL_UNIQUE_ID_BYTES);
   expectRefusal(lib.lltm_nccl_comm_init(handle, id, 0, 0, 0), "INVALID_ARGUMENT", /'world_size' must be at least 1, got 0/);

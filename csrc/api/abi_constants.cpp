@@ -59,6 +59,7 @@ constexpr AbiConstant kAbiConstants[] = {
     LLTM_CONSTANT(LLTM_REDUCE_SCATTER),
     LLTM_CONSTANT(LLTM_REDUCE_SUM),
     LLTM_CONSTANT(LLTM_REDUCE_MEAN),
+    LLTM_CONSTANT(LLTM_COLLECTIVE_OVERLAP),
 #define LLTM_DTYPE(ID, code, name, bytes, cls) LLTM_CONSTANT(LLTM_##ID),
 #define LLTM_OP(ID, code, entry, sizes, flags) LLTM_CONSTANT(LLTM_OP_##ID),
 #define LLTM_SLOT(name, role, shape)

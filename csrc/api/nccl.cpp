@@ -35,6 +35,8 @@ void check_collective(const char* fn, int32_t collective, const lltm_call& call)
   require(call.device_kind == LLTM_CUDA, LLTM_ERR_INVALID_DEVICE, fn,
           "NCCL collectives take CUDA tensors; device_kind is " + std::to_string(call.device_kind));
   api::device_for(call.device_kind, call.device_index, fn);
+  require((call.flags & ~LLTM_COLLECTIVE_OVERLAP) == 0, LLTM_ERR_INVALID_ARGUMENT, fn,
+          "flags must be 0 or LLTM_COLLECTIVE_OVERLAP (1), got " + std::to_string(call.flags));
   require(call.given == 3u, call.given & ~3u ? LLTM_ERR_INVALID_ARGUMENT : LLTM_ERR_NULL_POINTER, fn,
           "'given' must be 3 (tensors[0] 'input' and tensors[1] 'output'), got " + std::to_string(call.given));
   int64_t last[2];
@@ -126,6 +128,15 @@ LLTM_API int32_t lltm_nccl_comm_error(void* comm) {
     require(comm != nullptr, LLTM_ERR_NULL_POINTER, fn, "'comm' is a null pointer");
     const DeviceBackend& backend = backend_for(fn);
     api::check(&backend, backend.nccl_comm_error(comm));
+  });
+}
+
+LLTM_API int32_t lltm_nccl_join(void* comm) {
+  const char* fn = "lltm_nccl_join";
+  return api::entry(fn, [&] {
+    require(comm != nullptr, LLTM_ERR_NULL_POINTER, fn, "'comm' is a null pointer");
+    const DeviceBackend& backend = backend_for(fn);
+    api::check(&backend, backend.nccl_join(comm));
   });
 }
 

@@ -1,6 +1,9 @@
 // NCCL communicators and the collectives on them: one communicator per
 // rank's GPU, its collectives queued on that device's stream (the one every
-// op of the device runs on). Handles given out are tracked, so that a stale
+// op of the device runs on), or with LLTM_COLLECTIVE_OVERLAP on a stream of
+// the communicator's own, after the device stream's work so far and joined
+// back into it by lltm_nccl_join, so that they run during the device's
+// later work. Handles given out are tracked, so that a stale
 // or foreign pointer is refused instead of followed.
 #include <cstring>
 #include <mutex>
@@ -21,7 +24,33 @@ struct Communicator {
   int world_size;
   int rank;
   int device;
+  // The stream of LLTM_COLLECTIVE_OVERLAP collectives, made on the first; `queued` marks the device's
+  // stream's work so far for it, `finished` its work for the device's stream to wait on at the join.
+  cudaStream_t side = nullptr;
+  cudaEvent_t queued = nullptr;
+  cudaEvent_t finished = nullptr;
+  bool pending = false;
 };
+
+// The communicator's side stream, ordered after the work queued on the device's stream so far.
+cudaStream_t side_stream(Communicator& c, cudaStream_t device_stream) {
+  if (c.side == nullptr) {
+    LLTM_CUDA_CHECK(cudaStreamCreateWithFlags(&c.side, cudaStreamNonBlocking));
+    LLTM_CUDA_CHECK(cudaEventCreateWithFlags(&c.queued, cudaEventDisableTiming));
+    LLTM_CUDA_CHECK(cudaEventCreateWithFlags(&c.finished, cudaEventDisableTiming));
+  }
+  LLTM_CUDA_CHECK(cudaEventRecord(c.queued, device_stream));
+  LLTM_CUDA_CHECK(cudaStreamWaitEvent(c.side, c.queued, 0));
+  c.pending = true;
+  return c.side;
+}
+
+void join(Communicator& c) {
+  if (!c.pending) return;
+  LLTM_CUDA_CHECK(cudaEventRecord(c.finished, c.side));
+  LLTM_CUDA_CHECK(cudaStreamWaitEvent(state(c.device).stream, c.finished, 0));
+  c.pending = false;
+}
 
 std::mutex registry_mutex;
 std::unordered_set<Communicator*> registry;
@@ -89,6 +118,12 @@ void nccl_comm_destroy(void* handle, int32_t abort) {
   const nccl::Api& api = nccl::api();
   DeviceGuard on(c->device);
   nccl::Comm* comm = c->comm;
+  if (c->side != nullptr) {
+    join(*c);
+    cudaEventDestroy(c->queued);
+    cudaEventDestroy(c->finished);
+    cudaStreamDestroy(c->side);
+  }
   delete c;
   if (abort != 0)
     nccl::check(api.ncclCommAbort(comm), "ncclCommAbort");
@@ -137,7 +172,12 @@ void nccl_run(void* handle, int32_t collective, const lltm_call& call) {
                                         " is not below the world size " + world);
   const nccl::Api& api = nccl::api();
   DeviceGuard on(c.device);
-  const nccl::Stream stream = reinterpret_cast<nccl::Stream>(state(c.device).stream);
+  cudaStream_t device_stream = state(c.device).stream;
+  // NCCL needs a communicator's collectives to run in the order they were issued on every rank: one on the
+  // device's stream waits for the side stream's, as one on the side stream waits for the device's work.
+  if ((call.flags & LLTM_COLLECTIVE_OVERLAP) == 0) join(c);
+  const cudaStream_t on_stream = (call.flags & LLTM_COLLECTIVE_OVERLAP) != 0 ? side_stream(c, device_stream) : device_stream;
+  const nccl::Stream stream = reinterpret_cast<nccl::Stream>(on_stream);
   const nccl::DataType type = nccl_type(in.dtype);
   const nccl::RedOp op = call.scalars[0] == LLTM_REDUCE_MEAN ? nccl::ncclAvg : nccl::ncclSum;
   switch (collective) {
@@ -155,6 +195,12 @@ void nccl_run(void* handle, int32_t collective, const lltm_call& call) {
                   c.comm);
       break;
   }
+}
+
+void nccl_join(void* handle) {
+  Communicator& c = live(handle, "lltm_nccl_join");
+  DeviceGuard on(c.device);
+  join(c);
 }
 
 }  // namespace lltm::cuda

@@ -14,5 +14,6 @@ void nccl_comm_init(void** handle, const uint8_t* id, int32_t world_size, int32_
 void nccl_comm_destroy(void* handle, int32_t abort);
 void nccl_comm_error(void* handle);
 void nccl_run(void* handle, int32_t collective, const lltm_call& call);
+void nccl_join(void* handle);
 
 }  // namespace lltm::cuda

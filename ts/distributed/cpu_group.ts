@@ -70,6 +70,10 @@ export class CPUGroup implements ProcessGroup {
     writeInto(output, reduceBytes(mine, output.dtype, output.shape, op));
   }
 
+  join(): void {
+    this.assertLive("join");
+  }
+
   async barrier(): Promise<void> {
     this.assertLive("barrier");
     await this.exchange("barrier", "", new Uint8Array(0));

@@ -3,7 +3,7 @@
  * from rank 0 when it is made, so that every rank starts alike; each
  * backward pass's gradients averaged over the ranks in buckets, each bucket's
  * collective launched as soon as the backward has finished its gradients
- * (on the NCCL group it then runs on the GPU while the backward goes on) and
+ * (on the NCCL group, on a stream of its own, so that it runs on the GPU while the backward goes on) and
  * the buckets always in the same order on every rank; noSync() for gradient
  * accumulation; checkpoints written by rank 0 alone.
  *
@@ -99,6 +99,7 @@ export class DistributedDataParallel<M extends Module> implements Disposable {
     for (; this.launched < this.buckets.length; this.launched++) this.launch(this.buckets[this.launched]!);
     try {
       for (const b of this.buckets) await b.reduction;
+      this.group.join();
       noGrad(() => {
         for (const b of this.buckets) b.scatter();
       });
@@ -143,7 +144,7 @@ export class DistributedDataParallel<M extends Module> implements Disposable {
 
   private launch(b: Bucket): void {
     noGrad(() => b.gather());
-    b.reduction = this.group.allReduce(b.flat, { op: "mean" });
+    b.reduction = this.group.allReduce(b.flat, { op: "mean", overlap: true });
     // Awaited in syncGradients; a failure is reported there, not as an unhandled rejection meanwhile.
     b.reduction.catch(() => {});
   }

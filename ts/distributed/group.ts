@@ -17,6 +17,12 @@ export type Backend = "nccl" | "cpu";
 export interface ReduceOptions {
   /** Default "sum". */
   op?: ReduceOp;
+  /**
+   * allReduce on the NCCL group: run on the group's own CUDA stream, concurrently with the work the device
+   * queues afterwards (a backward pass), until join(); the tensor must be left alone until then. Elsewhere
+   * the collective is as without it.
+   */
+  overlap?: boolean;
 }
 
 export interface BroadcastOptions {
@@ -39,6 +45,8 @@ export interface ProcessGroup {
    * r-th part in `output`, as reduce_scatter_tensor.
    */
   reduceScatter(output: Tensor, input: Tensor, options?: ReduceOptions): Promise<void>;
+  /** Orders the device's later work after the collectives run with `overlap` (nothing to do on the CPU group). */
+  join(): void;
   /** Resolves once every rank has reached it. */
   barrier(): Promise<void>;
   /** Ends the group (a barrier first, so that the master's store outlives every rank's use of it). */

@@ -56,8 +56,13 @@ export class NCCLGroup implements ProcessGroup {
     const fn = "allReduce";
     this.check(fn, "tensor", tensor);
     const op = checkOp(fn, options.op ?? "sum", tensor);
-    native.ncclRun(fn, this.comm, "allReduce", tensor, tensor, native.reduceOpCode[op]);
+    native.ncclRun(fn, this.comm, "allReduce", tensor, tensor, native.reduceOpCode[op], options.overlap === true);
     return Promise.resolve();
+  }
+
+  join(): void {
+    this.assertLive("join");
+    native.ncclJoin("join", this.comm);
   }
 
   broadcast(tensor: Tensor, options: BroadcastOptions = {}): Promise<void> {

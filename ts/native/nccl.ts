@@ -75,14 +75,24 @@ export function ncclCommError(fn: string, comm: number): void {
   unwrap(native().lltm_nccl_comm_error(comm), fn);
 }
 
-/** Queues `collective` on the communicator's device; `scalar` is the reduce op's code, or the broadcast's root. */
-export function ncclRun(fn: string, comm: number, collective: Collective, input: NativeTensor, output: NativeTensor, scalar: number): void {
+/** Makes the device's stream wait for the communicator's collectives queued with `overlap`. */
+export function ncclJoin(fn: string, comm: number): void {
+  unwrap(native().lltm_nccl_join(comm), fn);
+}
+
+/**
+ * Queues `collective` on the communicator's device; `scalar` is the reduce op's code, or the broadcast's root.
+ * With `overlap`, on the communicator's own stream, concurrent with the device's later work until ncclJoin.
+ */
+export function ncclRun(
+  fn: string, comm: number, collective: Collective, input: NativeTensor, output: NativeTensor, scalar: number, overlap = false,
+): void {
   const b = callBlock();
   b.tensors.write(0, input);
   b.tensors.write(1, output);
   b.words[callLayout.DEVICE_KIND] = input.device.kindCode;
   b.words[callLayout.DEVICE_INDEX] = input.device.index;
-  b.words[callLayout.FLAGS] = 0;
+  b.words[callLayout.FLAGS] = overlap ? headerConstants.LLTM_COLLECTIVE_OVERLAP : 0;
   b.words[callLayout.GIVEN] = 3;
   b.scalars[callLayout.SCALARS] = scalar;
   unwrap(native().lltm_nccl_run(comm, collectiveCode[collective], b.base), fn);

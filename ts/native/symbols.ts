@@ -99,6 +99,8 @@ export const symbols = {
   lltm_nccl_comm_destroy: { args: ["ptr", "i32"], returns: "i32" },
   // int32_t lltm_nccl_comm_error(void* comm)
   lltm_nccl_comm_error: { args: ["ptr"], returns: "i32" },
+  // int32_t lltm_nccl_join(void* comm)
+  lltm_nccl_join: { args: ["ptr"], returns: "i32" },
   // int32_t lltm_nccl_run(void* comm, int32_t collective, const lltm_call* call)
   lltm_nccl_run: { args: ["ptr", "i32", "ptr"], returns: "i32" },
 } as const satisfies Record<string, SymbolSpec>;
