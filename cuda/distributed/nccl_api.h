@@ -58,23 +58,22 @@ struct Comm;
 using Stream = CUstream_st*;
 
 // Every function the backend resolves, with its nccl.h signature (as a function type).
-#define LLTM_NCCL_FUNCTIONS(X)                                                                                 \
-  X(ncclGetVersion, Result(int* version))                                                                  \
-  X(ncclGetErrorString, const char*(Result result))                                                        \
-  X(ncclGetUniqueId, Result(UniqueId* id))                                                                 \
-  X(ncclCommInitRank, Result(Comm** comm, int nranks, UniqueId id, int rank))                              \
-  X(ncclCommDestroy, Result(Comm* comm))                                                                   \
-  X(ncclCommAbort, Result(Comm* comm))                                                                     \
-  X(ncclCommGetAsyncError, Result(Comm* comm, Result* async_error))                                        \
-  X(ncclAllReduce, Result(const void* send, void* recv, size_t count, DataType type, RedOp op, Comm* comm,  \
-                              Stream stream))                                                                  \
-  X(ncclBroadcast, Result(const void* send, void* recv, size_t count, DataType type, int root, Comm* comm,   \
-                              Stream stream))                                                                  \
-  X(ncclAllGather, Result(const void* send, void* recv, size_t send_count, DataType type, Comm* comm,       \
-                              Stream stream))                                                                  \
-  X(ncclReduceScatter, Result(const void* send, void* recv, size_t recv_count, DataType type, RedOp op,    \
-                                  Comm* comm, Stream stream))                                                  \
-  X(ncclGroupStart, Result())                                                                              \
+#define LLTM_NCCL_FUNCTIONS(X)                                                                                         \
+  X(ncclGetVersion, Result(int* version))                                                                              \
+  X(ncclGetErrorString, const char*(Result result))                                                                    \
+  X(ncclGetUniqueId, Result(UniqueId* id))                                                                             \
+  X(ncclCommInitRank, Result(Comm** comm, int nranks, UniqueId id, int rank))                                          \
+  X(ncclCommDestroy, Result(Comm* comm))                                                                               \
+  X(ncclCommAbort, Result(Comm* comm))                                                                                 \
+  X(ncclCommGetAsyncError, Result(Comm* comm, Result* async_error))                                                    \
+  X(ncclAllReduce, Result(const void* send, void* recv, size_t count, DataType type, RedOp op, Comm* comm,             \
+      Stream stream))                                                                                                  \
+  X(ncclBroadcast, Result(const void* send, void* recv, size_t count, DataType type, int root, Comm* comm,             \
+      Stream stream))                                                                                                  \
+  X(ncclAllGather, Result(const void* send, void* recv, size_t send_count, DataType type, Comm* comm, Stream stream))  \
+  X(ncclReduceScatter, Result(const void* send, void* recv, size_t recv_count, DataType type, RedOp op, Comm* comm,    \
+      Stream stream))                                                                                                  \
+  X(ncclGroupStart, Result())                                                                                          \
   X(ncclGroupEnd, Result())
 
 struct Api {
