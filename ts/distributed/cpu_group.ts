@@ -36,7 +36,7 @@ export class CPUGroup implements ProcessGroup {
     this.assertLive(fn);
     checkTensor(fn, "tensor", tensor);
     const op = checkOp(fn, options.op ?? "sum", tensor);
-    const parts = await this.exchange(fn, describe(tensor), tensorBytes(tensor));
+    const parts = await this.exchange(fn, signature(tensor), tensorBytes(tensor));
     writeInto(tensor, reduceBytes(parts, tensor.dtype, tensor.shape, op));
   }
 
@@ -46,7 +46,7 @@ export class CPUGroup implements ProcessGroup {
     checkTensor(fn, "tensor", tensor);
     const src = checkRank(fn, "src", options.src ?? 0, this.worldSize);
     const mine = this.rank === src ? tensorBytes(tensor) : new Uint8Array(0);
-    const parts = await this.exchange(fn, `${describe(tensor)} src ${src}`, mine);
+    const parts = await this.exchange(fn, `${signature(tensor)} src ${src}`, mine);
     if (this.rank !== src) writeInto(tensor, tensorOfBytes(parts[src]!, tensor.dtype, tensor.shape));
   }
 
@@ -54,7 +54,7 @@ export class CPUGroup implements ProcessGroup {
     const fn = "allGather";
     this.assertLive(fn);
     checkPair(fn, ["output", output], ["input", input], this.worldSize);
-    const parts = await this.exchange(fn, describe(input), tensorBytes(input));
+    const parts = await this.exchange(fn, signature(input), tensorBytes(input));
     writeInto(output, tensorOfBytes(concat(parts), output.dtype, output.shape));
   }
 
@@ -65,7 +65,7 @@ export class CPUGroup implements ProcessGroup {
     const op = checkOp(fn, options.op ?? "sum", input);
     const bytes = tensorBytes(input);
     const share = bytes.byteLength / this.worldSize;
-    const parts = await this.exchange(fn, describe(input), bytes);
+    const parts = await this.exchange(fn, signature(input), bytes);
     const mine = parts.map((p) => p.subarray(this.rank * share, (this.rank + 1) * share));
     writeInto(output, reduceBytes(mine, output.dtype, output.shape, op));
   }
@@ -123,7 +123,7 @@ export class CPUGroup implements ProcessGroup {
   }
 }
 
-function describe(t: Tensor): string {
+function signature(t: Tensor): string {
   return `${t.dtype}[${t.numel}]`;
 }
 
