@@ -52,6 +52,16 @@ struct DeviceBackend {
   int32_t (*capture_end)(int32_t device, void** graph);
   int32_t (*graph_replay)(void* graph, int32_t device);
   int32_t (*graph_destroy)(void* graph, int32_t device);
+  // NCCL (cuda/distributed/), opened on the first of these calls; the arguments arrive validated
+  // as lltm.h's lltm_nccl_* entry points describe them, but for what only the communicator knows
+  // (that the handle is live, its world size for counts and roots), which these check.
+  int32_t (*nccl_version)(int32_t* version);
+  int32_t (*nccl_unique_id)(uint8_t* id);
+  int32_t (*nccl_comm_init)(void** comm, const uint8_t* id, int32_t world_size, int32_t rank, int32_t device);
+  int32_t (*nccl_comm_destroy)(void* comm, int32_t abort);
+  int32_t (*nccl_comm_error)(void* comm);
+  int32_t (*nccl_run)(void* comm, int32_t collective, const lltm_call* call);
+  int32_t (*nccl_join)(void* comm);
 };
 
 // The CUDA backend, loaded on first use; nullptr (with `why` set) when the

@@ -392,6 +392,79 @@ LLTM_API int32_t lltm_sequence_backward(
     const lltm_tensor* d_h0, const lltm_tensor* d_c0,
     uint32_t flags, int32_t dtype, int32_t device_kind, int32_t device_index);
 
+/* ---- Collectives across processes and GPUs: NCCL (data parallelism) ----
+ *
+ * NVIDIA's NCCL is opened at run time on the first of these calls, so that
+ * neither building nor loading this library needs it: the file
+ * LLTM_NCCL_LIBRARY names (a libnccl.so.2 or its folder), else the dynamic
+ * linker's libnccl.so.2 (LD_LIBRARY_PATH, the system's), else the folder of
+ * the nvidia-nccl Python wheel (site-packages/nvidia/nccl/lib under the
+ * active virtual or conda environment, ~/.local and the system's Python).
+ * A missing NCCL, or one older than LLTM_NCCL_MIN_VERSION (2.10, the first
+ * with bfloat16 and the average), is LLTM_ERR_BACKEND_UNAVAILABLE with what
+ * was tried. Before NCCL is opened, NCCL_NVLS_ENABLE is set to 0 in this
+ * process's environment: NVLink multicast stays off.
+ *
+ * A communicator joins `world_size` processes, one GPU each, under the
+ * unique id that one of them made (lltm_nccl_unique_id) and passed to the
+ * others (through the TCP store of the TypeScript layer); lltm_nccl_comm_init
+ * blocks until every rank has called it. Collectives are queued on the
+ * stream of the communicator's device, the one every op of that device runs
+ * on, so they are ordered after the kernels that produced their inputs and
+ * before those that read their outputs; every rank must call the same
+ * collectives in the same order.
+ */
+#define LLTM_NCCL_UNIQUE_ID_BYTES 128
+#define LLTM_NCCL_MIN_VERSION 21000 /* NCCL's version code: major * 10000 + minor * 100 + patch */
+
+typedef enum lltm_collective {
+  LLTM_ALL_REDUCE = 0,     /* tensors[0] input, tensors[1] output (the same count; may be the same view) */
+  LLTM_BROADCAST = 1,      /* tensors[0] input (read on the root), tensors[1] output; scalars[0] the root */
+  LLTM_ALL_GATHER = 2,     /* tensors[1] output holds world_size times tensors[0]'s count, in rank order */
+  LLTM_REDUCE_SCATTER = 3  /* tensors[0] input holds world_size times tensors[1]'s count */
+} lltm_collective;
+
+/* Flag of lltm_nccl_run: queue the collective on the communicator's own stream, after the work queued on
+ * the device's stream so far, so that it runs while the device goes on with later work (a backward pass);
+ * the device's stream waits for it only at lltm_nccl_join. Its tensors must not be written, read or freed
+ * by the device's work until then. A collective without the flag waits for those with it (NCCL runs a
+ * communicator's collectives in the order they were issued). */
+#define LLTM_COLLECTIVE_OVERLAP 1u
+
+typedef enum lltm_reduce_op {
+  LLTM_REDUCE_SUM = 0,
+  LLTM_REDUCE_MEAN = 1 /* float dtypes only */
+} lltm_reduce_op;
+
+/* The NCCL version code (e.g. 22805 for 2.28.5) in *version, opening NCCL if needed. */
+LLTM_API int32_t lltm_nccl_version(int32_t* version);
+
+/* A new unique id (LLTM_NCCL_UNIQUE_ID_BYTES bytes) into id, on the rank that starts a communicator. */
+LLTM_API int32_t lltm_nccl_unique_id(uint8_t* id);
+
+/* Joins the communicator of `id` as `rank` of `world_size` on CUDA device `device_index`;
+ * the handle in *comm (NULL on failure). Blocks until every rank has joined. */
+LLTM_API int32_t lltm_nccl_comm_init(void** comm, const uint8_t* id, int32_t world_size, int32_t rank,
+                                     int32_t device_index);
+
+/* Ends a communicator after its queued work (abort != 0: at once, abandoning it, as after
+ * another rank failed); the handle is invalid afterwards. */
+LLTM_API int32_t lltm_nccl_comm_destroy(void* comm, int32_t abort);
+
+/* LLTM_ERR_CUDA with NCCL's message when the communicator's asynchronous work failed
+ * (a peer lost, a network error), else LLTM_OK. */
+LLTM_API int32_t lltm_nccl_comm_error(void* comm);
+
+/* Makes the device's stream wait for every collective queued on `comm` with LLTM_COLLECTIVE_OVERLAP. */
+LLTM_API int32_t lltm_nccl_join(void* comm);
+
+/* Queues one collective (an lltm_collective) on `comm`'s device: tensors as the enum says,
+ * contiguous, of one dtype (any lltm_dtype), on that CUDA device (call->device_kind and
+ * device_index), bit k of call->given for tensors[k]; scalars[0] the lltm_reduce_op of
+ * LLTM_ALL_REDUCE and LLTM_REDUCE_SCATTER, or the root rank of LLTM_BROADCAST; call->flags 0 (the device's
+ * stream) or LLTM_COLLECTIVE_OVERLAP. */
+LLTM_API int32_t lltm_nccl_run(void* comm, int32_t collective, const lltm_call* call);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "backend.h"
+#include "distributed/communicator.h"
 #include "ops/copy.cuh"
 #include "runtime/capture.h"
 #include "runtime/device.h"
@@ -123,11 +124,59 @@ int32_t graph_destroy_entry(void* graph, int32_t device) {
   return guard([&] { graph_destroy(graph, device); });
 }
 
-const DeviceBackend table = {LLTM_BACKEND_API_VERSION, device_count_entry, run_entry,           alloc_entry,
-                             free_entry,               copy_entry,         read_entry,          write_entry,
-                             synchronize_entry,        last_error,         blas_entry,          takes_half_entry,
-                             memory_stat_entry,        reset_peak_entry,   capture_begin_entry, capture_end_entry,
-                             graph_replay_entry,       graph_destroy_entry};
+int32_t nccl_version_entry(int32_t* version) {
+  return guard([&] { nccl_version(version); });
+}
+
+int32_t nccl_unique_id_entry(uint8_t* id) {
+  return guard([&] { nccl_unique_id(id); });
+}
+
+int32_t nccl_comm_init_entry(void** comm, const uint8_t* id, int32_t world_size, int32_t rank, int32_t device) {
+  return guard([&] { nccl_comm_init(comm, id, world_size, rank, device); });
+}
+
+int32_t nccl_comm_destroy_entry(void* comm, int32_t abort) {
+  return guard([&] { nccl_comm_destroy(comm, abort); });
+}
+
+int32_t nccl_comm_error_entry(void* comm) {
+  return guard([&] { nccl_comm_error(comm); });
+}
+
+int32_t nccl_run_entry(void* comm, int32_t collective, const lltm_call* call) {
+  return guard([&] { nccl_run(comm, collective, *call); });
+}
+
+int32_t nccl_join_entry(void* comm) {
+  return guard([&] { nccl_join(comm); });
+}
+
+const DeviceBackend table = {LLTM_BACKEND_API_VERSION,
+                             device_count_entry,
+                             run_entry,
+                             alloc_entry,
+                             free_entry,
+                             copy_entry,
+                             read_entry,
+                             write_entry,
+                             synchronize_entry,
+                             last_error,
+                             blas_entry,
+                             takes_half_entry,
+                             memory_stat_entry,
+                             reset_peak_entry,
+                             capture_begin_entry,
+                             capture_end_entry,
+                             graph_replay_entry,
+                             graph_destroy_entry,
+                             nccl_version_entry,
+                             nccl_unique_id_entry,
+                             nccl_comm_init_entry,
+                             nccl_comm_destroy_entry,
+                             nccl_comm_error_entry,
+                             nccl_run_entry,
+                             nccl_join_entry};
 
 }  // namespace
 }  // namespace lltm::cuda

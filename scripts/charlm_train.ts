@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 
 import {
-  AdamW, clipGradNorm_, CosineAnnealingLR, type DeviceLike, noGrad, Tensor,
+  AdamW, clipGradNorm_, compileStep, CosineAnnealingLR, type DeviceLike, type DistributedDataParallel, GradScaler, noGrad, Tensor,
 } from "../ts/index.ts";
 import { type CharLM, encode, vocabularyOf } from "./charlm_model.ts";
 
@@ -53,29 +53,78 @@ export function validationOffsets(valid: Int32Array, T: number, B: number, batch
 export interface Trainer {
   optimizer: AdamW;
   schedule: CosineAnnealingLR;
-  /** One step on the batch; adds the loss (a [1] tensor) into `lossSum` on the device, reads nothing back. */
-  step(x: Tensor, y: Tensor, lossSum: Tensor): void;
+  scaler: GradScaler;
+  /** Where the batches go: the host when the step is captured (it copies them into the tensors it reads), else the device. */
+  readonly inputDevice: DeviceLike;
+  /** Steps the scaler skipped for an infinity in the gradients. */
+  readonly skipped: number;
+  /** One step on the batch; adds the loss (a [1] tensor) into `lossSum` on the device, reads nothing back but the scaler's flag. */
+  step(x: Tensor, y: Tensor, lossSum: Tensor): Promise<void>;
   [Symbol.dispose](): void;
 }
 
-export function trainer(model: CharLM, lr: number, steps: number): Trainer {
-  const optimizer = new AdamW(model.namedParameters(), { lr, weightDecay: recipe.weightDecay });
+export interface TrainerOptions {
+  /** The device the model is on (where a captured step runs). */
+  device?: DeviceLike;
+  /** Capture the step once and replay it (compileStep: CUDA only; the CPU runs it as it is). */
+  graph?: boolean;
+  /** Dynamic loss scaling (float16 models). */
+  scale?: boolean;
+  /** A data-parallel wrapper of the model: its gradients are averaged before clipping. */
+  ddp?: DistributedDataParallel;
+}
+
+export function trainer(model: CharLM, lr: number, steps: number, options: TrainerOptions = {}): Trainer {
+  const { device = "cpu", scale = false, ddp } = options;
+  // A captured step cannot read the scaler's flag back nor wait for the other ranks' gradients.
+  const graph = options.graph === true && !scale && ddp === undefined;
+  const optimizer = new AdamW(model.namedParameters(), { lr, weightDecay: recipe.weightDecay, capturable: graph });
   const schedule = new CosineAnnealingLR(optimizer, { tMax: steps, etaMin: lr * recipe.etaMinFraction });
+  const scaler = new GradScaler({ enabled: scale });
+  let skipped = 0;
+  const forwardBackward = (x: Tensor, y: Tensor, lossSum: Tensor) => {
+    using loss = model.loss(x, y);
+    noGrad(() => lossSum.add_(loss));
+    using scaled = scaler.scale(loss);
+    scaled.backward();
+  };
+  const update = () => {
+    // Clipped after unscaling, so that the limit applies to the true gradients.
+    scaler.unscale_(optimizer);
+    clipGradNorm_(model.parameters(), recipe.clipNorm).dispose();
+    if (!scaler.step(optimizer)) skipped++;
+    scaler.update();
+    optimizer.zeroGrad();
+  };
+  // A captured step adds into the lossSum it was captured with: the one of the first call.
+  let sumInto: Tensor | undefined;
+  const captured = compileStep((x: Tensor, y: Tensor) => {
+    forwardBackward(x, y, sumInto!);
+    update();
+  }, { device, enabled: graph });
   return {
     optimizer,
     schedule,
-    step(x, y, lossSum) {
-      {
-        using loss = model.loss(x, y);
-        loss.backward();
-        noGrad(() => lossSum.add_(loss));
+    scaler,
+    inputDevice: graph && String(device).startsWith("cuda") ? "cpu" : device,
+    get skipped() {
+      return skipped;
+    },
+    async step(x, y, lossSum) {
+      if (sumInto !== undefined && sumInto !== lossSum) throw new Error("trainer.step: every step must add into the same lossSum");
+      sumInto = lossSum;
+      if (ddp === undefined) {
+        captured(x, y);
+      } else {
+        forwardBackward(x, y, lossSum);
+        await ddp.syncGradients();
+        update();
       }
-      clipGradNorm_(model.parameters(), recipe.clipNorm).dispose();
-      optimizer.step();
-      optimizer.zeroGrad();
       schedule.step();
     },
     [Symbol.dispose]() {
+      captured[Symbol.dispose]();
+      scaler[Symbol.dispose]();
       optimizer.dispose();
     },
   };

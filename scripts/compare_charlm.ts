@@ -73,7 +73,7 @@ using lossSum = Tensor.zeros([1]);
 const start = performance.now(), startCpu = process.cpuUsage();
 for (let step = 0; step < steps; step++) {
   const { x, y } = batchAt(train, offsets.subarray(step * B, (step + 1) * B), T, device);
-  training.step(x, y, lossSum);
+  await training.step(x, y, lossSum);
   x.dispose();
   y.dispose();
 }

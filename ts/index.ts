@@ -66,6 +66,10 @@ export {
 } from "./matmul_precision.ts";
 export { GradScaler, type GradScalerOptions, type GradScalerState } from "./amp/index.ts";
 export { unscaleCheck_ } from "./ops/unscale_check.ts";
+export * as distributed from "./distributed/index.ts";
+export {
+  DistributedDataParallel, type DistributedDataParallelOptions, DistributedSampler, type DistributedSamplerOptions,
+} from "./distributed/index.ts";
 export { nativeMemory, type NativeMemoryStats } from "./native_memory.ts";
 export { Random } from "./random.ts";
 export { type NestedArray, type RandomOptions, Tensor, type TensorOptions, type ToTypedArrayOptions } from "./tensor/index.ts";

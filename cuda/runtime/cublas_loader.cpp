@@ -7,7 +7,8 @@
 #include <cstdlib>
 #include <mutex>
 #include <string>
-#include <vector>
+
+#include "runtime/python_wheels.h"
 
 namespace lltm::cuda {
 
@@ -25,37 +26,6 @@ struct Opened {
 std::string folder_of(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? "" : path.substr(0, slash + 1);
-}
-
-bool is_file(const std::string& path) {
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return false;
-  std::fclose(f);
-  return true;
-}
-
-// The wheels' library folders: <prefix>/lib/python3.*/{site,dist}-packages/nvidia/{cu<major>,cublas}/lib.
-std::vector<std::string> wheel_folders() {
-  std::vector<std::string> prefixes;
-  for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"})
-    if (const char* v = std::getenv(var); v != nullptr && *v != '\0') prefixes.push_back(v);
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') prefixes.push_back(std::string(home) + "/.local");
-  prefixes.insert(prefixes.end(), {"/usr/local", "/usr"});
-  std::vector<std::string> folders;
-  for (const std::string& prefix : prefixes) {
-    const std::string lib = prefix + "/lib/";
-    DIR* dir = opendir(lib.c_str());
-    if (dir == nullptr) continue;
-    std::vector<std::string> pythons;
-    while (const dirent* entry = readdir(dir))
-      if (std::string(entry->d_name).rfind("python3", 0) == 0) pythons.push_back(lib + entry->d_name);
-    closedir(dir);
-    for (const std::string& python : pythons)
-      for (const char* packages : {"/site-packages/nvidia/", "/dist-packages/nvidia/"})
-        for (const std::string& wheel : {"cu" + std::to_string(CUBLAS_VER_MAJOR), std::string("cublas")})
-          folders.push_back(python + packages + wheel + "/lib/");
-  }
-  return folders;
 }
 
 // Opens cuBLASLt from the folder of `cublas` (when it is there), then cuBLAS; fills the table. Empty on success, else why not.
@@ -109,7 +79,8 @@ Opened open_cublas() {
     if (dladdr(reinterpret_cast<void*>(out.api.cublasCreate_v2), &info) != 0 && info.dli_fname != nullptr) out.source = info.dli_fname;
     return out;
   }
-  for (const std::string& folder : wheel_folders()) {
+  // The wheels' folders: nvidia/cu<major>/lib (the CUDA 13 wheels), or nvidia/cublas/lib.
+  for (const std::string& folder : wheel_folders({"cu" + std::to_string(CUBLAS_VER_MAJOR), "cublas"})) {
     if (!is_file(folder + kSoname)) continue;
     const std::string why = open_library(folder + kSoname, out);
     if (out.available) return out;

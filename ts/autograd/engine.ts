@@ -10,6 +10,7 @@
 import { LLTMError } from "../errors.ts";
 import { sameShape, Tensor } from "../tensor/index.ts";
 import { withGradMode } from "./grad_mode.ts";
+import { hasPostAccumulateGradHooks, runPostAccumulateGradHooks } from "./hooks.ts";
 import type { BackwardContext, Edge, Node } from "./node.ts";
 
 /** Nodes reachable from `root`, each after every node that feeds it a gradient. */
@@ -95,6 +96,7 @@ export function runBackward(root: Tensor, seed?: Tensor): void {
     const node = root.gradFn;
     if (node === undefined) {
       accumulateLeaf(root, first);
+      if (hasPostAccumulateGradHooks(root)) runPostAccumulateGradHooks(root);
       return;
     }
     if (node.released) {
@@ -115,6 +117,7 @@ function run(rootNode: Node, root: Tensor, first: Tensor): void {
   }
   // Held until each has run, so that releasing a node downstream cannot free one still to run.
   for (const n of nodes) n.ref();
+  const awaiting = hookedLeafEdges(nodes);
   const pending = new Map<Node, (Tensor | undefined)[]>();
   pending.set(rootNode, []);
   pending.get(rootNode)![root.outputIndex] = first;
@@ -154,6 +157,7 @@ function run(rootNode: Node, root: Tensor, first: Tensor): void {
             else give(edge, g);
           }
         }
+        if (awaiting.size > 0) finishLeaves(node, awaiting);
       } finally {
         for (const g of grads) g?.dispose();
         consume(node, root);
@@ -164,6 +168,32 @@ function run(rootNode: Node, root: Tensor, first: Tensor): void {
     for (const n of nodes) {
       consume(n, root);
       n.unref();
+    }
+  }
+}
+
+/** For each leaf with post-accumulate hooks, how many edges of `nodes` lead to it. */
+function hookedLeafEdges(nodes: readonly Node[]): Map<Tensor, number> {
+  const awaiting = new Map<Tensor, number>();
+  for (const node of nodes) {
+    for (const edge of node.edges) {
+      const leaf = edge?.leaf;
+      if (leaf !== undefined && hasPostAccumulateGradHooks(leaf)) awaiting.set(leaf, (awaiting.get(leaf) ?? 0) + 1);
+    }
+  }
+  return awaiting;
+}
+
+/** Counts `node`'s edges to hooked leaves as done, running the hooks of a leaf whose last edge that was. */
+function finishLeaves(node: Node, awaiting: Map<Tensor, number>): void {
+  for (const edge of node.edges) {
+    const leaf = edge?.leaf;
+    const left = leaf === undefined ? undefined : awaiting.get(leaf);
+    if (left === undefined) continue;
+    if (left > 1) awaiting.set(leaf!, left - 1);
+    else {
+      awaiting.delete(leaf!);
+      if (!leaf!.disposed) runPostAccumulateGradHooks(leaf!);
     }
   }
 }

@@ -27,6 +27,9 @@ const FLAGS = word("flags"), GIVEN = word("given");
 const SCALARS = layoutConstants["offsetof(lltm_call, scalars)"] / 8;
 const TENSORS = word("tensors");
 
+/** Where an lltm_call's fields lie, in 32-bit words (SCALARS: in float64s), for the blocks of other entry points. */
+export const callLayout = { DEVICE_KIND, DEVICE_INDEX, FLAGS, GIVEN, SCALARS, TENSORS } as const;
+
 /** An op's lltm_call in native memory. */
 interface CallBlock {
   base: number;

@@ -15,5 +15,9 @@ export {
   prebuiltPackages, prepareBinding, useLibrary,
 } from "./library.ts";
 export { hasCudaPlugin, libraryFilesProblem } from "./library_file.ts";
+export {
+  type Collective, NCCL_UNIQUE_ID_BYTES, ncclCommDestroy, ncclCommError, ncclCommInit, ncclJoin, ncclRun, ncclUniqueId, ncclVersion,
+  reduceOpCode,
+} from "./nccl.ts";
 export { op, type Op, type OpName, type SlotSpec } from "./op.ts";
 export { type ArgumentNames } from "./status.ts";

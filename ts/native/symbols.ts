@@ -105,6 +105,20 @@ export const symbols = {
   lltm_sequence_backward: {
     args: [T, T, T, "ptr", "u64", T, T, T, T, T, T, T, T, "u32", "i32", "i32", "i32"], returns: "i32",
   },
+  // int32_t lltm_nccl_version(int32_t* version)
+  lltm_nccl_version: { args: ["buffer"], returns: "i32" },
+  // int32_t lltm_nccl_unique_id(uint8_t* id)
+  lltm_nccl_unique_id: { args: ["buffer"], returns: "i32" },
+  // int32_t lltm_nccl_comm_init(void** comm, const uint8_t* id, int32_t world_size, int32_t rank, int32_t device_index)
+  lltm_nccl_comm_init: { args: ["buffer", "buffer", "i32", "i32", "i32"], returns: "i32" },
+  // int32_t lltm_nccl_comm_destroy(void* comm, int32_t abort)
+  lltm_nccl_comm_destroy: { args: ["ptr", "i32"], returns: "i32" },
+  // int32_t lltm_nccl_comm_error(void* comm)
+  lltm_nccl_comm_error: { args: ["ptr"], returns: "i32" },
+  // int32_t lltm_nccl_join(void* comm)
+  lltm_nccl_join: { args: ["ptr"], returns: "i32" },
+  // int32_t lltm_nccl_run(void* comm, int32_t collective, const lltm_call* call)
+  lltm_nccl_run: { args: ["ptr", "i32", "ptr"], returns: "i32" },
 } as const satisfies Record<string, SymbolSpec>;
 
 export type SymbolName = keyof typeof symbols;
