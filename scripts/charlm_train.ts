@@ -71,7 +71,7 @@ export interface TrainerOptions {
   /** Dynamic loss scaling (float16 models). */
   scale?: boolean;
   /** A data-parallel wrapper of the model: its gradients are averaged before clipping. */
-  ddp?: DistributedDataParallel;
+  ddp?: DistributedDataParallel<CharLM>;
 }
 
 export function trainer(model: CharLM, lr: number, steps: number, options: TrainerOptions = {}): Trainer {
