@@ -40,6 +40,7 @@ import { CharLM } from "./charlm_model.ts";
 import { batchAt, loadCorpus, trainer, validationLoss, validationOffsets } from "./charlm_train.ts";
 import { sample } from "./charlm_sample.ts";
 import { lossPlot } from "./loss_plot.ts";
+import { drawProgress, LossMeter, timeText, tty } from "./progress.ts";
 
 const usage = "usage: bun scripts/charlm.ts [--device cpu|cuda] [--steps N] [--seq T] [-b B] [-s S] [-e E] [--layers L] " +
   "[--lr 0.003] [--seed 0] [--dtype float32|bfloat16|float16] [--out out] [--json FILE] [--max-seconds S] [--no-graph]";
@@ -108,14 +109,14 @@ log(
     (budget === undefined ? "" : ` or ${budget} s, whichever comes first`) +
     (group === undefined ? "" : `; data-parallel over ${worldSize} ranks (${group.backend}), batch ${B} each`),
 );
-const curve: number[] = [], validation: [number, number][] = [];
-const tty = process.stdout.isTTY === true;
+const validation: [number, number][] = [];
 const drawEvery = tty ? 250 : 5000;
 const evalEvery = Math.max(1, Math.floor(steps / 5));
 using lossSum = Tensor.zeros([1], { device });
-let summed = 0, done = 0, stoppedByBudget = false;
+const losses = new LossMeter(lossSum);
+let done = 0, stoppedByBudget = false;
 const start = performance.now();
-let last = start, lastLoss = NaN;
+let last = start;
 /** Tokens of one step over every rank. */
 const tokensPerStep = worldSize * T * B;
 
@@ -134,24 +135,8 @@ function progress(step: number, now: number, final: boolean): void {
   const elapsed = (now - start) / 1000;
   const rate = (step * tokensPerStep) / Math.max(elapsed, 1e-9);
   const rateText = rate >= 1e6 ? `${(rate / 1e6).toFixed(2)} M` : `${(rate / 1e3).toFixed(1)} k`;
-  const time = budget === undefined ? `${elapsed.toFixed(1)} s` : `${elapsed.toFixed(1)}/${budget} s budget`;
-  const text = `step ${step}/${steps}  loss ${lastLoss.toFixed(3)}  ${rateText} tokens/s  ${time}`;
-  if (!tty) {
-    console.log(text);
-    return;
-  }
-  const fraction = Math.min(1, Math.max(step / steps, budget === undefined ? 0 : elapsed / budget));
-  const width = 30, filled = Math.round(fraction * width);
-  process.stdout.write(`\r[${"#".repeat(filled)}${".".repeat(width - filled)}] ${text}\x1b[K` + (final ? "\n" : ""));
-}
-
-/** The mean of the losses summed on the device since the last read (one read, one synchronisation). */
-function readLosses(): void {
-  if (summed === 0) return;
-  lastLoss = lossSum.item() / summed;
-  curve.push(lastLoss);
-  lossSum.fill(0);
-  summed = 0;
+  const text = `step ${step}/${steps}  loss ${losses.last.toFixed(3)}  ${rateText} tokens/s  ${timeText(elapsed, budget)}`;
+  drawProgress(text, step, steps, elapsed, budget, final);
 }
 
 const curveEvery = Math.max(1, Math.floor(steps / 200));
@@ -160,17 +145,17 @@ for (let step = 1; step <= steps; step++) {
   await training.step(x, y, lossSum);
   x.dispose();
   y.dispose();
-  summed++;
+  losses.counted();
   done = step;
   // The peak is a training step's, from the second on: the first allocates what every step reuses.
   if (step === 1 && gpu) cuda.resetPeakMemoryStats(device);
-  if (step % curveEvery === 0) readLosses();
+  if (step % curveEvery === 0) losses.read();
   if (rank === 0 && (step % evalEvery === 0 || step === steps)) validation.push([step / curveEvery, validate()]);
   const now = performance.now();
   stoppedByBudget = await budgetSpent(step, now);
   const final = step === steps || stoppedByBudget;
   if (now - last > drawEvery || final) {
-    readLosses();
+    losses.read();
     last = now;
     progress(step, now, final);
   }
@@ -214,7 +199,7 @@ if (memory !== undefined) {
 mkdirSync(outDir, { recursive: true });
 writeFileSync(
   plotPath,
-  lossPlot(curve, unigram, `Character LM on KJV Genesis–Joshua (${layers}×LLTM ${S}): loss in nats/char, per ${curveEvery} steps`, {
+  lossPlot(losses.curve, unigram, `Character LM on KJV Genesis–Joshua (${layers}×LLTM ${S}): loss in nats/char, per ${curveEvery} steps`, {
     baselineLabel: "unigram baseline",
     validation,
   }),

@@ -29,6 +29,7 @@ import {
 } from "../ts/index.ts";
 import { fail, intArg, parseArgs } from "./args.ts";
 import { lossPlot } from "./loss_plot.ts";
+import { drawProgress, LossMeter, timeText, tty } from "./progress.ts";
 
 const usage =
   "usage: bun scripts/train.ts [--device cpu|cuda] [--steps 3000] [--seq 20] [-b 64] [-s 32] [--lr 0.01] [--seed 0] [--out out] " +
@@ -113,9 +114,7 @@ using trainStep = compileStep((xs: Tensor, ys: Tensor) => {
 
 console.log(`lltm: training an LLTM (S=${S}) on the adding problem (T=${T}, batch ${B}) on ${device}, ${trainSteps} steps` +
   (budget === undefined ? "" : ` or ${budget} s, whichever comes first`));
-const curve: number[] = [];
 const start = performance.now();
-const tty = process.stdout.isTTY === true;
 // Redraws on a terminal; elsewhere (CI logs, pipes) one plain line every few seconds.
 const progressEvery = tty ? 100 : 5000;
 let last = start, done = 0, stoppedByBudget = false;
@@ -123,27 +122,11 @@ let last = start, done = 0, stoppedByBudget = false;
 function progress(step: number, value: number, now: number, final: boolean): void {
   const elapsed = (now - start) / 1000;
   const rate = step / Math.max(elapsed, 1e-9);
-  const time = budget === undefined ? `${elapsed.toFixed(1)} s` : `${elapsed.toFixed(1)}/${budget} s budget`;
-  const text = `step ${step}/${trainSteps}  loss ${value.toFixed(4)}  ${rate.toFixed(0)} steps/s  ${time}`;
-  if (!tty) {
-    console.log(text);
-    return;
-  }
-  // The bar fills with the steps, or with the budget when that runs out first.
-  const fraction = Math.min(1, Math.max(step / trainSteps, budget === undefined ? 0 : elapsed / budget));
-  const width = 30, filled = Math.round(fraction * width);
-  process.stdout.write(`\r[${"#".repeat(filled)}${".".repeat(width - filled)}] ${text}\x1b[K` + (final ? "\n" : ""));
+  const text = `step ${step}/${trainSteps}  loss ${value.toFixed(4)}  ${rate.toFixed(0)} steps/s  ${timeText(elapsed, budget)}`;
+  drawProgress(text, step, trainSteps, elapsed, budget, final);
 }
 
-let summed = 0, lastLoss = NaN;
-/** The mean of the losses summed on the device since the last read (one read, one synchronisation). */
-function readLosses(): void {
-  if (summed === 0) return;
-  lastLoss = lossSum.item() / summed;
-  curve.push(lastLoss);
-  lossSum.fill(0);
-  summed = 0;
-}
+const losses = new LossMeter(lossSum);
 
 const curveEvery = Math.max(1, Math.floor(trainSteps / 300));
 for (let step = 1; step <= trainSteps; step++) {
@@ -151,16 +134,16 @@ for (let step = 1; step <= trainSteps; step++) {
   using xs = Tensor.fromTypedArray(batch.inputs, [T, B, F]);
   using ys = Tensor.fromTypedArray(batch.targets, [B]);
   trainStep(xs, ys);
-  summed++;
+  losses.counted();
   done = step;
-  if (step % curveEvery === 0) readLosses();
+  if (step % curveEvery === 0) losses.read();
   const now = performance.now();
   stoppedByBudget = budget !== undefined && (now - start) / 1000 > budget && step < trainSteps;
   const final = step === trainSteps || stoppedByBudget;
   if (now - last > progressEvery || final) {
-    readLosses();
+    losses.read();
     last = now;
-    progress(step, lastLoss, now, final);
+    progress(step, losses.last, now, final);
   }
   if (stoppedByBudget) {
     console.log(`stopped at step ${step} of ${trainSteps}: the ${budget} s budget (--max-seconds) ran out`);
@@ -173,7 +156,7 @@ console.log(`held-out loss ${finalLoss.toFixed(5)}  (baseline, the mean target: 
 console.log(`${done} steps in ${seconds.toFixed(1)} s (${(done / seconds).toFixed(0)} steps/s${graph && String(device).startsWith("cuda") ? ", the step captured once and replayed" : ""})`);
 
 mkdirSync(outDir, { recursive: true });
-writeFileSync(join(outDir, "loss.svg"), lossPlot(curve, baseline, `LLTM on the adding problem (T=${T}, S=${S}): training loss, ${done} steps`));
+writeFileSync(join(outDir, "loss.svg"), lossPlot(losses.curve, baseline, `LLTM on the adding problem (T=${T}, S=${S}): training loss, ${done} steps`));
 saveCheckpoint(join(outDir, "lltm.safetensors"), Object.fromEntries(model.namedParameters()), {
   task: "adding", input_features: String(F), state_size: String(S), steps: String(T),
 });
