@@ -215,7 +215,7 @@ if (jsonPath) {
   writeFileSync(jsonPath, JSON.stringify({
     valid_nats: validLoss, valid_bits: bits(validLoss), unigram_nats: unigram, unigram_bits: bits(unigram), seconds, steps: done,
     tokens_per_second: (done * tokensPerStep) / seconds, stopped_by_budget: stoppedByBudget, device: String(device), dtype,
-    graph: training.inputDevice !== device, world_size: worldSize, skipped_steps: training.skipped, final_scale: training.scaler.getScale(),
+    graph: training.captured, world_size: worldSize, skipped_steps: training.skipped, final_scale: training.scaler.getScale(),
     peak_memory_bytes: memory?.peak, allocated_memory_bytes: memory?.allocated, reserved_memory_bytes: memory?.reserved,
   }, null, 1));
 }

@@ -54,6 +54,8 @@ export interface Trainer {
   optimizer: AdamW;
   schedule: CosineAnnealingLR;
   scaler: GradScaler;
+  /** Whether the step is captured once and replayed (CUDA, and neither loss scaling nor DDP). */
+  readonly captured: boolean;
   /** Where the batches go: the host when the step is captured (it copies them into the tensors it reads), else the device. */
   readonly inputDevice: DeviceLike;
   /** Steps the scaler skipped for an infinity in the gradients. */
@@ -76,8 +78,9 @@ export interface TrainerOptions {
 
 export function trainer(model: CharLM, lr: number, steps: number, options: TrainerOptions = {}): Trainer {
   const { device = "cpu", scale = false, ddp } = options;
-  // A captured step cannot read the scaler's flag back nor wait for the other ranks' gradients.
+  // A captured step cannot read the scaler's flag back nor wait for the other ranks' gradients; the CPU runs it as it is.
   const graph = options.graph === true && !scale && ddp === undefined;
+  const capturedOnDevice = graph && String(device).startsWith("cuda");
   const optimizer = new AdamW(model.namedParameters(), { lr, weightDecay: recipe.weightDecay, capturable: graph });
   const schedule = new CosineAnnealingLR(optimizer, { tMax: steps, etaMin: lr * recipe.etaMinFraction });
   const scaler = new GradScaler({ enabled: scale });
@@ -98,7 +101,7 @@ export function trainer(model: CharLM, lr: number, steps: number, options: Train
   };
   // A captured step adds into the lossSum it was captured with: the one of the first call.
   let sumInto: Tensor | undefined;
-  const captured = compileStep((x: Tensor, y: Tensor) => {
+  const compiled = compileStep((x: Tensor, y: Tensor) => {
     forwardBackward(x, y, sumInto!);
     update();
   }, { device, enabled: graph });
@@ -106,7 +109,8 @@ export function trainer(model: CharLM, lr: number, steps: number, options: Train
     optimizer,
     schedule,
     scaler,
-    inputDevice: graph && String(device).startsWith("cuda") ? "cpu" : device,
+    captured: capturedOnDevice,
+    inputDevice: capturedOnDevice ? "cpu" : device,
     get skipped() {
       return skipped;
     },
@@ -114,7 +118,7 @@ export function trainer(model: CharLM, lr: number, steps: number, options: Train
       if (sumInto !== undefined && sumInto !== lossSum) throw new Error("trainer.step: every step must add into the same lossSum");
       sumInto = lossSum;
       if (ddp === undefined) {
-        captured(x, y);
+        compiled(x, y);
       } else {
         forwardBackward(x, y, lossSum);
         await ddp.syncGradients();
@@ -123,7 +127,7 @@ export function trainer(model: CharLM, lr: number, steps: number, options: Train
       schedule.step();
     },
     [Symbol.dispose]() {
-      captured[Symbol.dispose]();
+      compiled[Symbol.dispose]();
       scaler[Symbol.dispose]();
       optimizer.dispose();
     },
