@@ -5,6 +5,14 @@
  * node:ffi takes 64-bit integers and addresses only as BigInts, while the
  * rest of lltm holds addresses as plain numbers (as under Bun and Deno), so
  * each function with such arguments converts them on the way in.
+ *
+ * 32-bit integer arguments are declared to node:ffi as pointers: it checks an
+ * integer argument's type and range in JavaScript on every call (about 40 ns,
+ * as much as the rest of its call), and passes a pointer through. On the
+ * 64-bit ABIs lltm runs on (x86-64 System V and Windows, AArch64) a 32-bit
+ * argument travels in the low half of a 64-bit register or stack slot whose
+ * upper half the callee ignores, so the 64-bit value with the same low 32 bits
+ * is the same argument.
  */
 import { LLTMError } from "../errors.ts";
 import { type ArgKind, bindFunctions, type NativeLibrary, type ReturnKind, symbols } from "./symbols.ts";
@@ -22,8 +30,8 @@ interface NodeFFI {
 const argTypes: Record<ArgKind, string> = {
   ptr: "pointer",
   buffer: "pointer",
-  i32: "i32",
-  u32: "u32",
+  i32: "pointer",
+  u32: "pointer",
   i64: "i64",
   u64: "u64",
   f64: "f64",
@@ -44,6 +52,12 @@ function address(n: number): bigint {
     addresses.set(n, b);
   }
   return b;
+}
+
+/** 32-bit integers as the 64-bit BigInts with the same low half; the small ones (op codes, devices, flags) remembered. */
+const smallIntegers = Array.from({ length: 1024 }, (_, i) => BigInt(i));
+function int32Bits(n: number): bigint {
+  return (n >>> 0 === n && n < 1024 ? smallIntegers[n] : undefined) ?? BigInt.asUintN(32, BigInt(n));
 }
 
 /**
@@ -69,6 +83,7 @@ function converting(ffi: NodeFFI, f: (...args: unknown[]) => unknown, kinds: rea
   const convert = kinds.map((kind): ((value: unknown) => unknown) | undefined => {
     if (kind === "ptr") return (v) => address(v as number);
     if (kind === "i64" || kind === "u64") return (v) => BigInt(v as number);
+    if (kind === "i32" || kind === "u32") return (v) => int32Bits(v as number);
     if (kind === "buffer") return (v) => bufferAddress(ffi, bases, v as ArrayBufferView);
     return undefined;
   });
