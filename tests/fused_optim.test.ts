@@ -7,7 +7,7 @@
 import fc from "fast-check";
 
 import {
-  Adam, AdamW, clipGradNorm_, CosineAnnealingLR, type DeviceLike, type DType, Linear, mseLoss, nativeMemory, noGrad, type Optimizer,
+  Adam, AdamW, clipGradNorm_, CosineAnnealingLR, type DeviceLike, type DType, GradScaler, Linear, mseLoss, nativeMemory, noGrad, type Optimizer,
   SGD, Tensor,
 } from "../ts/index.ts";
 import * as native from "../ts/native/index.ts";
@@ -318,5 +318,32 @@ testOnDevices("fused AdamW equals the per-parameter AdamW bit for bit", (device)
     a.forEach((p, i) => assertEquals(bits(b[i]!), bits(p)));
   } finally {
     disposeAll(a, b);
+  }
+});
+
+test("GradScaler with a fused optimizer over float16 parameters: one unscale launch per flat buffer, the same training", () => {
+  using m1 = new Linear(8, 4, { seed: 0 });
+  using m2 = new Linear(8, 4, { seed: 0 });
+  m1.to("float16");
+  m2.to("float16");
+  using x = Tensor.randn([16, 8], { dtype: "float16", seed: 1 });
+  using y = Tensor.randn([16, 4], { dtype: "float16", seed: 2 });
+  using o1 = new AdamW(m1.parameters(), { lr: 1e-3 });
+  using o2 = new AdamW(m2.parameters(), { lr: 1e-3, fused: true });
+  using s1 = new GradScaler({ initScale: 256 });
+  using s2 = new GradScaler({ initScale: 256 });
+  for (let step = 0; step < 4; step++) {
+    for (const [m, o, s] of [[m1, o1, s1], [m2, o2, s2]] as const) {
+      o.zeroGrad();
+      using loss = mseLoss(m.forward(x), y);
+      using scaled = s.scale(loss);
+      scaled.backward();
+      const unscales = runsOf("UNSCALE_CHECK", () => s.unscale_(o));
+      if (o === o2 && step > 0) assertEquals(unscales, 1, "one unscale over the flat gradient");
+      clipGradNorm_(m.parameters(), 1).dispose();
+      s.step(o);
+      s.update();
+    }
+    m1.parameters().forEach((p, i) => assertEquals(bits(m2.parameters()[i]!), bits(p), `step ${step} parameter ${i}`));
   }
 });
