@@ -347,3 +347,21 @@ test("GradScaler with a fused optimizer over float16 parameters: one unscale lau
     m1.parameters().forEach((p, i) => assertEquals(bits(m2.parameters()[i]!), bits(p), `step ${step} parameter ${i}`));
   }
 });
+
+test("parameters a disposed fused optimizer gathered are gathered again; while it lives, a second optimizer steps them one by one", () => {
+  using m = new Linear(4, 3, { seed: 5 });
+  using first = new SGD(m.namedParameters(), { lr: 0.1, fused: true });
+  using second = new SGD(m.namedParameters(), { lr: 0.1, fused: true });
+  assertEquals(first.flatBuffers, [["weight", "bias"]]);
+  assertEquals(second.flatBuffers, [], "the first optimizer's buffer still views them");
+  first.dispose();
+  using third = new SGD(m.namedParameters(), { lr: 0.1, fused: true });
+  assertEquals(third.flatBuffers, [["weight", "bias"]]);
+  using x = Tensor.randn([2, 4]);
+  using target = Tensor.zeros([2, 3]);
+  using loss = mseLoss(m.forward(x), target);
+  loss.backward();
+  const before = values(m.parameters()[0]!);
+  assertEquals(runsOf("SGD_STEP", () => third.step()), 1);
+  assert(values(m.parameters()[0]!).some((v, k) => v !== before[k]), "the weights moved");
+});

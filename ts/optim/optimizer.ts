@@ -553,21 +553,24 @@ export abstract class Optimizer implements Disposable {
 
 /**
  * The parameters a fused optimizer gathers, one list per flat buffer: by group, device, dtype and whether
- * they have master weights, those that can move (contiguous, alone on their memory, requiring gradients; a
- * record's gradient of the type the buffer holds, alone on its memory too).
+ * they have master weights, those that can move without another tensor noticing: contiguous, requiring
+ * gradients, and viewed by no live tensor but the parameters given here, none overlapping another (a
+ * record's gradient likewise, and of the type the buffer holds). Parameters an earlier fused optimizer
+ * gathered share its buffer's memory, and so are gathered again.
  */
 function flatMembers(params: readonly Held[], mastered: (p: Held) => boolean): number[][] {
+  const recordGrad = (p: Held) => (p.setGrad === undefined ? p.grad() : undefined);
+  const alone = exclusive([...params.map((p) => p.value), ...params.map(recordGrad).filter((g) => g !== undefined)]);
   const buffers = new Map<string, number[]>();
   params.forEach((p, i) => {
     const v = p.value;
-    if (v.disposed || !v.isContiguous() || v.storage.references !== 1) return;
+    if (!alone.has(v)) return;
     const wide = mastered(p) ? "float32" : v.dtype;
     if (p.setGrad !== undefined) {
       if (!v.requiresGrad && v.grad === undefined) return;
     } else {
-      const g = p.grad();
-      if (g === undefined || g.disposed || g.dtype !== wide || !g.isContiguous() || !sameShape(g.shape, v.shape)) return;
-      if (g.storage.references !== 1 || g.storage === v.storage) return;
+      const g = p.grad()!;
+      if (!alone.has(g) || g.dtype !== wide || !sameShape(g.shape, v.shape)) return;
     }
     const key = `${p.group}|${v.device}|${v.dtype}|${wide}`;
     let list = buffers.get(key);
@@ -575,4 +578,26 @@ function flatMembers(params: readonly Held[], mastered: (p: Held) => boolean): n
     list.push(i);
   });
   return [...buffers.values()];
+}
+
+/**
+ * Of `tensors`, those that are live and contiguous and whose memory no other live tensor views: every
+ * reference to their storage is one of `tensors`, and no two of them overlap.
+ */
+function exclusive(tensors: readonly Tensor[]): Set<Tensor> {
+  const byStorage = new Map<Tensor["storage"], Tensor[]>();
+  for (const t of tensors) {
+    if (t.disposed) continue;
+    const list = byStorage.get(t.storage);
+    if (list === undefined) byStorage.set(t.storage, [t]);
+    else if (!list.includes(t)) list.push(t);
+  }
+  const out = new Set<Tensor>();
+  for (const [storage, list] of byStorage) {
+    if (storage.references !== list.length || !list.every((t) => t.isContiguous())) continue;
+    const spans = list.map((t) => [t.offset, t.offset + t.numel] as const).sort((a, b) => a[0] - b[0]);
+    if (spans.some((s, k) => k > 0 && s[0] < spans[k - 1]![1])) continue;
+    for (const t of list) out.add(t);
+  }
+  return out;
 }
