@@ -12,6 +12,7 @@ import {
 } from "../ts/index.ts";
 import * as native from "../ts/native/index.ts";
 import { assert, assertEquals, assertThrowsLLTM, test } from "./harness.ts";
+import { makeBuckets } from "../ts/distributed/buckets.ts";
 import { testOnDevices } from "./op_helpers.ts";
 
 const bits = (t: Tensor) => Array.from(t.toTypedArray({ raw: true }) as ArrayLike<number>);
@@ -364,4 +365,33 @@ test("parameters a disposed fused optimizer gathered are gathered again; while i
   const before = values(m.parameters()[0]!);
   assertEquals(runsOf("SGD_STEP", () => third.step()), 1);
   assert(values(m.parameters()[0]!).some((v, k) => v !== before[k]), "the weights moved");
+});
+
+test("data parallelism's bucket of a fused optimizer's gradients reduces their flat gradient in place", () => {
+  using m = new Linear(5, 2, { seed: 9 });
+  using opt = new SGD(m.parameters(), { lr: 0.1, fused: true });
+  const [bucket] = makeBuckets(m.parameters(), 1 << 20);
+  try {
+    using x = Tensor.randn([3, 5]);
+    using target = Tensor.zeros([3, 2]);
+    {
+      using loss = mseLoss(m.forward(x), target);
+      loss.backward();
+    }
+    assert(bucket!.gather() === bucket!.flat, "gradients backward() made where there were none are copied");
+    bucket!.reset();
+    opt.step();
+    opt.zeroGrad();
+    {
+      using loss = mseLoss(m.forward(x), target);
+      loss.backward();
+    }
+    const reduced = bucket!.gather();
+    assert(reduced !== bucket!.flat && reduced.numel >= m.parameters().reduce((n, p) => n + p.numel, 0), "the flat gradient itself");
+    const before = m.parameters().map((p) => bits(p.grad!));
+    assertEquals(runsOf("COPY", () => bucket!.scatter()), 0, "nothing to copy back");
+    m.parameters().forEach((p, i) => assertEquals(bits(p.grad!), before[i]!));
+  } finally {
+    bucket?.[Symbol.dispose]();
+  }
 });
