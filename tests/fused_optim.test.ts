@@ -303,22 +303,34 @@ test("fused: a bad option is refused by name", () => {
   assertThrowsLLTM(() => new SGD([p], { lr: 1, fused: 1 as unknown as boolean }), "INVALID_ARGUMENT", /SGD: 'fused' must be true or false/);
 });
 
-testOnDevices("fused AdamW equals the per-parameter AdamW bit for bit", (device) => {
-  const [a, b] = twins("float32", [3, 40, 7], 51, device);
-  try {
-    using plain = new AdamW(a, { lr: 0.01, weightDecay: 0.1 });
-    using fused = new AdamW(b, { lr: 0.01, weightDecay: 0.1, fused: true });
-    for (let step = 0; step < 3; step++) {
-      setGrads(a, "float32", step);
-      setGrads(b, "float32", step);
-      plain.step();
-      fused.step();
-      fused.zeroGrad();
-      plain.zeroGrad();
+const deviceCases: [string, DType, (p: Tensor[], fused: boolean) => Optimizer][] = [
+  ["AdamW", "float32", (p, fused) => new AdamW(p, { lr: 0.01, weightDecay: 0.1, fused })],
+  ["capturable AdamW", "float32", (p, fused) => new AdamW(p, { lr: 0.01, weightDecay: 0.1, capturable: true, fused })],
+  ["AdamW with master weights", "bfloat16", (p, fused) => new AdamW(p, { lr: 0.01, fused })],
+  ["SGD with momentum", "float64", (p, fused) => new SGD(p, { lr: 0.1, momentum: 0.9, fused })],
+];
+
+testOnDevices("fused optimizers equal the per-parameter ones bit for bit, clipped over the flat gradient in one launch", (device) => {
+  for (const [name, dtype, make] of deviceCases) {
+    const [a, b] = twins(dtype, [3, 40, 7], 51, device);
+    try {
+      using plain = make(a, false);
+      using fused = make(b, true);
+      const gradType: DType = dtype === "bfloat16" ? "float32" : dtype;
+      for (let step = 0; step < 3; step++) {
+        setGrads(a, gradType, step);
+        setGrads(b, gradType, step);
+        plain.step();
+        const launches = runsOf("SUM_SQUARES", () => clipGradNorm_(b, 1e9).dispose());
+        if (step > 0) assertEquals(launches, 1, `${name}: one norm launch`);
+        fused.step();
+        fused.zeroGrad();
+        plain.zeroGrad();
+        a.forEach((p, i) => assertEquals(bits(b[i]!), bits(p), `${name} step ${step} parameter ${i}`));
+      }
+    } finally {
+      disposeAll(a, b);
     }
-    a.forEach((p, i) => assertEquals(bits(b[i]!), bits(p)));
-  } finally {
-    disposeAll(a, b);
   }
 });
 
