@@ -7,7 +7,7 @@
 import fc from "fast-check";
 
 import {
-  Adam, AdamW, clipGradNorm_, CosineAnnealingLR, type DeviceLike, type DType, GradScaler, Linear, mseLoss, nativeMemory, noGrad, type Optimizer,
+  Adam, AdamW, clipGradNorm_, CosineAnnealingLR, type DeviceLike, type DType, GradScaler, Linear, LLTMLayer, mseLoss, nativeMemory, noGrad, type Optimizer,
   SGD, Tensor,
 } from "../ts/index.ts";
 import * as native from "../ts/native/index.ts";
@@ -405,5 +405,43 @@ test("data parallelism's bucket of a fused optimizer's gradients reduces their f
     m.parameters().forEach((p, i) => assertEquals(bits(p.grad!), before[i]!));
   } finally {
     bucket?.[Symbol.dispose]();
+  }
+});
+
+test("the low-level layer's { name, value, grad } records: their own gradients move into the flat gradient, stepped from the first step", () => {
+  using m1 = new LLTMLayer(3, 4, { seed: 2, dtype: "float64" });
+  using m2 = new LLTMLayer(3, 4, { seed: 2, dtype: "float64" });
+  const grad = m2.weightsGrad;
+  using o1 = new Adam(m1.parameters(), { lr: 0.01 });
+  using o2 = new Adam(m2.parameters(), { lr: 0.01, fused: true });
+  assertEquals(o2.flatBuffers, [["weights", "bias"]]);
+  assert(m2.weightsGrad === grad, "the layer holds the same gradient tensor");
+  for (let step = 0; step < 3; step++) {
+    for (const m of [m1, m2]) {
+      using gw = Tensor.randn(m.weights.shape, { seed: step, dtype: "float64" });
+      using gb = Tensor.randn(m.bias.shape, { seed: step + 100, dtype: "float64" });
+      m.weightsGrad.copyFrom(gw);
+      m.biasGrad.copyFrom(gb);
+    }
+    o1.step();
+    assertEquals(runsOf("ADAM_STEP", () => o2.step()), 1);
+    assertEquals(bits(m2.weights), bits(m1.weights));
+    assertEquals(bits(m2.bias), bits(m1.bias));
+  }
+});
+
+test("a parameter that is not contiguous stays apart, and is refused at the step as by the per-parameter optimizer", () => {
+  const base = Tensor.randn([3, 4]);
+  const t = base.transpose();
+  base.dispose();
+  using kept = Tensor.randn([5]).requiresGrad_();
+  try {
+    t.requiresGrad_();
+    using opt = new SGD([kept, t], { lr: 0.1, fused: true });
+    assertEquals(opt.flatBuffers, [["0"]]);
+    t.grad = Tensor.zeros([4, 3]);
+    assertThrowsLLTM(() => opt.step(), "INVALID_ARGUMENT", /SGD\.step: parameter '1' must be contiguous/);
+  } finally {
+    t.dispose();
   }
 });
