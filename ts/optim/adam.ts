@@ -14,7 +14,7 @@ import { LLTMError } from "../errors.ts";
 import type { Capture } from "../graph/capture.ts";
 import * as native from "../native/index.ts";
 import { Tensor } from "../tensor/index.ts";
-import { checkOptionNames, type Hyper, type MasterWeightsOption, Optimizer, type Parameters, type Unit } from "./optimizer.ts";
+import { checkOptionNames, type Hyper, type MasterWeightsOption, Optimizer, type Parameters, type UpdateUnit } from "./optimizer.ts";
 
 const ADAM_STEP = native.op("ADAM_STEP"), AXPY = native.op("AXPY");
 const ADAM_STEP_CAPTURABLE = native.op("ADAM_STEP_CAPTURABLE");
@@ -165,7 +165,7 @@ abstract class AdamBase extends Optimizer {
     return this.counters.step!;
   }
 
-  protected update(fn: string, capture: Capture | undefined, units: readonly Unit[]): void {
+  protected update(fn: string, capture: Capture | undefined, units: readonly UpdateUnit[]): void {
     if (this.capturable) return this.updateOnDevice(fn, capture, units);
     if (capture !== undefined) {
       throw new LLTMError(
@@ -187,7 +187,7 @@ abstract class AdamBase extends Optimizer {
    * The capturable update: lr written where it changed (before every replay when captured), then one launch per
    * parameter (or flat buffer) and the step counts advanced on the device.
    */
-  private updateOnDevice(fn: string, capture: Capture | undefined, units: readonly Unit[]): void {
+  private updateOnDevice(fn: string, capture: Capture | undefined, units: readonly UpdateUnit[]): void {
     if (capture === undefined) this.writeLr();
     for (const { group, target, grad, state } of units) {
       const h = this.deviceHyper[group];

@@ -90,7 +90,7 @@ export interface MasterWeightsOption {
 }
 
 /** What one launch of a step updates: a flat buffer, or one parameter. */
-export interface Unit {
+export interface UpdateUnit {
   readonly group: number;
   readonly target: Tensor;
   readonly grad: Tensor;
@@ -324,8 +324,8 @@ export abstract class Optimizer implements Disposable {
    * What a step updates, each with one launch: every flat buffer whose parameters' gradients are all its
    * views (binding those made elsewhere), then every other parameter that has a gradient.
    */
-  protected units(): Unit[] {
-    const out: Unit[] = [];
+  protected units(): UpdateUnit[] {
+    const out: UpdateUnit[] = [];
     for (const f of this.flats) {
       const grad = f.adopt();
       if (grad !== undefined) {
@@ -358,7 +358,7 @@ export abstract class Optimizer implements Disposable {
   }
 
   /** Writes each master copy, rounded, into its half parameter: those of `units`, or all. */
-  private writeMasters(units: readonly Unit[] | undefined): void {
+  private writeMasters(units: readonly UpdateUnit[] | undefined): void {
     noGrad(() => {
       if (units !== undefined) {
         for (const u of units) {
@@ -443,7 +443,7 @@ export abstract class Optimizer implements Disposable {
   }
 
   /** The update of `units`, recorded into `capture` when one is in progress. */
-  protected abstract update(fn: string, capture: Capture | undefined, units: readonly Unit[]): void;
+  protected abstract update(fn: string, capture: Capture | undefined, units: readonly UpdateUnit[]): void;
 
   /** The state to save: the optimizer's own tensors (not copies) and its hyperparameters (group i > 0's as `group<i>.<name>`). */
   stateDict(): OptimizerState {

@@ -2,7 +2,7 @@
 import { LLTMError } from "../errors.ts";
 import * as native from "../native/index.ts";
 import type { Capture } from "../graph/capture.ts";
-import { checkOptionNames, type Hyper, type MasterWeightsOption, Optimizer, type Parameters, type Unit } from "./optimizer.ts";
+import { checkOptionNames, type Hyper, type MasterWeightsOption, Optimizer, type Parameters, type UpdateUnit } from "./optimizer.ts";
 
 const SGD_STEP = native.op("SGD_STEP");
 
@@ -30,7 +30,7 @@ export class SGD extends Optimizer {
   }
 
   /** param -= lr * (momentum buffer or gradient), for every parameter with a gradient. */
-  protected update(fn: string, _capture: Capture | undefined, units: readonly Unit[]): void {
+  protected update(fn: string, _capture: Capture | undefined, units: readonly UpdateUnit[]): void {
     for (const { group, target, grad, state } of units) {
       const { lr, momentum } = this.groups[group]!;
       native.run(SGD_STEP, fn, [target, grad, state.get("momentum_buffer")], 0, [lr!, momentum!]);
