@@ -60,7 +60,6 @@ export interface OptimizerState {
   metadata: Record<string, string>;
 }
 
-
 /** A parameter as the optimizer holds it. */
 export interface Held {
   readonly name: string;
