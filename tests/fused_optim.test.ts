@@ -4,16 +4,21 @@
  * bit for bit, with groups, schedules, weight decay, master weights and
  * restored state; clipping over the flat gradients; what stays apart.
  */
+import { join } from "node:path";
+
 import fc from "fast-check";
 
 import {
   Adam, AdamW, clipGradNorm_, CosineAnnealingLR, type DeviceLike, type DType, GradScaler, Linear, LLTMLayer, mseLoss, nativeMemory, noGrad, type Optimizer,
   SGD, Tensor,
 } from "../ts/index.ts";
+import { makeBuckets } from "../ts/distributed/buckets.ts";
 import * as native from "../ts/native/index.ts";
 import { assert, assertEquals, assertThrowsLLTM, test } from "./harness.ts";
-import { makeBuckets } from "../ts/distributed/buckets.ts";
 import { testOnDevices } from "./op_helpers.ts";
+import { tempDir } from "./temp_dir.ts";
+
+const dir = tempDir("lltm-fused-");
 
 const bits = (t: Tensor) => Array.from(t.toTypedArray({ raw: true }) as ArrayLike<number>);
 const values = (t: Tensor) => Array.from(t.toTypedArray() as ArrayLike<number>);
@@ -444,4 +449,37 @@ test("a parameter that is not contiguous stays apart, and is refused at the step
   } finally {
     t.dispose();
   }
+});
+
+test("safetensors files of a fused model and optimizer load into unfused ones and back, names and shapes unchanged", () => {
+  using m1 = new Linear(5, 3, { seed: 4 });
+  using o1 = new AdamW(m1.namedParameters(), { lr: 0.01, fused: true });
+  using x = Tensor.randn([4, 5]);
+  using y = Tensor.randn([4, 3]);
+  const train = (m: Linear, o: AdamW) => {
+    o.zeroGrad();
+    using loss = mseLoss(m.forward(x), y);
+    loss.backward();
+    o.step();
+  };
+  for (let i = 0; i < 2; i++) train(m1, o1);
+  m1.save(join(dir, "model.safetensors"));
+  o1.save(join(dir, "optimizer.safetensors"));
+  using m2 = new Linear(5, 3, { seed: 99 });
+  using o2 = new AdamW(m2.namedParameters(), { lr: 0.01 });
+  m2.load(join(dir, "model.safetensors"));
+  o2.load(join(dir, "optimizer.safetensors"));
+  for (const [name, t] of Object.entries(o2.stateDict().tensors)) assertEquals(t.shape, o1.stateDict().tensors[name]!.shape, name);
+  // And back: the unfused files into a fresh fused pair.
+  m2.save(join(dir, "model2.safetensors"));
+  o2.save(join(dir, "optimizer2.safetensors"));
+  using m3 = new Linear(5, 3, { seed: 7 });
+  using o3 = new AdamW(m3.namedParameters(), { lr: 0.01, fused: true });
+  m3.load(join(dir, "model2.safetensors"));
+  o3.load(join(dir, "optimizer2.safetensors"));
+  for (const [m, o] of [[m1, o1], [m2, o2], [m3, o3]] as const) train(m, o);
+  m1.parameters().forEach((p, i) => {
+    assertEquals(bits(m2.parameters()[i]!), bits(p), `unfused parameter ${i}`);
+    assertEquals(bits(m3.parameters()[i]!), bits(p), `fused again parameter ${i}`);
+  });
 });
