@@ -29,7 +29,9 @@
  *
  * usage: bun scripts/charlm.ts [--device cpu|cuda] [--steps N] [--seq T] [-b B] [-s S] [-e E] [--layers L]
  *                              [--lr 0.003] [--seed 0] [--dtype float32|bfloat16|float16] [--out out]
- *                              [--json FILE] [--max-seconds S] [--no-graph]
+ *                              [--json FILE] [--max-seconds S] [--no-graph] [--no-fused]
+ *
+ * --no-fused steps the optimizer parameter by parameter instead of over one flat buffer (for comparison).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -43,10 +45,10 @@ import { lossPlot } from "./loss_plot.ts";
 import { drawProgress, LossMeter, timeText, tty } from "./progress.ts";
 
 const usage = "usage: bun scripts/charlm.ts [--device cpu|cuda] [--steps N] [--seq T] [-b B] [-s S] [-e E] [--layers L] " +
-  "[--lr 0.003] [--seed 0] [--dtype float32|bfloat16|float16] [--out out] [--json FILE] [--max-seconds S] [--no-graph]";
+  "[--lr 0.003] [--seed 0] [--dtype float32|bfloat16|float16] [--out out] [--json FILE] [--max-seconds S] [--no-graph] [--no-fused]";
 const args = parseArgs(process.argv.slice(2), {
   values: ["--device", "--steps", "--seq", "-b", "-s", "-e", "--layers", "--lr", "--seed", "--dtype", "--out", "--json", "--max-seconds"],
-  flags: ["--no-graph"],
+  flags: ["--no-graph", "--no-fused"],
 }, usage);
 // Under lltm-run (WORLD_SIZE set), one rank of a data-parallel job on its own GPU.
 const worldSize = Number(process.env.WORLD_SIZE ?? 1);
@@ -98,7 +100,9 @@ using model = new CharLM({ vocabulary, embedding: E, stateSize: S, layers, dropo
 // Made in float32 from the seed, then rounded: every dtype starts from the same weights.
 if (dtype !== "float32") model.to(dtype);
 using ddp = group === undefined ? undefined : await DistributedDataParallel.create(model, { group });
-using training = trainer(model, lr, steps, { device, graph: !args.flags.has("--no-graph"), scale: dtype === "float16", ddp });
+using training = trainer(model, lr, steps, {
+  device, graph: !args.flags.has("--no-graph"), scale: dtype === "float16", ddp, fused: !args.flags.has("--no-fused"),
+});
 const validate = () => validationLoss(model, valid, validOffsets, T, device);
 
 const unigram = unigramLoss();
@@ -215,7 +219,7 @@ if (jsonPath) {
   writeFileSync(jsonPath, JSON.stringify({
     valid_nats: validLoss, valid_bits: bits(validLoss), unigram_nats: unigram, unigram_bits: bits(unigram), seconds, steps: done,
     tokens_per_second: (done * tokensPerStep) / seconds, stopped_by_budget: stoppedByBudget, device: String(device), dtype,
-    graph: training.captured, world_size: worldSize, skipped_steps: training.skipped, final_scale: training.scaler.getScale(),
+    graph: training.captured, fused: training.optimizer.flatBuffers.length > 0, world_size: worldSize, skipped_steps: training.skipped, final_scale: training.scaler.getScale(),
     peak_memory_bytes: memory?.peak, allocated_memory_bytes: memory?.allocated, reserved_memory_bytes: memory?.reserved,
   }, null, 1));
 }

@@ -74,14 +74,16 @@ export interface TrainerOptions {
   scale?: boolean;
   /** A data-parallel wrapper of the model: its gradients are averaged before clipping. */
   ddp?: DistributedDataParallel<CharLM>;
+  /** The optimizer fused: the parameters in one flat buffer, clipped and updated with one launch each (default true). */
+  fused?: boolean;
 }
 
 export function trainer(model: CharLM, lr: number, steps: number, options: TrainerOptions = {}): Trainer {
-  const { device = "cpu", scale = false, ddp } = options;
+  const { device = "cpu", scale = false, ddp, fused = true } = options;
   // A captured step cannot read the scaler's flag back nor wait for the other ranks' gradients; the CPU runs it as it is.
   const graph = options.graph === true && !scale && ddp === undefined;
   const capturedOnDevice = graph && String(device).startsWith("cuda");
-  const optimizer = new AdamW(model.namedParameters(), { lr, weightDecay: recipe.weightDecay, capturable: graph });
+  const optimizer = new AdamW(model.namedParameters(), { lr, weightDecay: recipe.weightDecay, capturable: graph, fused });
   const schedule = new CosineAnnealingLR(optimizer, { tMax: steps, etaMin: lr * recipe.etaMinFraction });
   const scaler = new GradScaler({ enabled: scale });
   let skipped = 0;

@@ -19,7 +19,8 @@
  * loss curve (SVG, log scale) and a checkpoint (safetensors) to the output folder.
  *
  * usage: bun scripts/train.ts [--device cpu|cuda] [--steps 3000] [--seq 20] [-b 64] [-s 32]
- *                             [--lr 0.01] [--seed 0] [--out out] [--json FILE] [--max-seconds S] [--no-graph]
+ *                             [--lr 0.01] [--seed 0] [--out out] [--json FILE] [--max-seconds S] [--no-graph] [--no-fused]
+ * (--no-fused: the optimizer stepped parameter by parameter rather than over one flat buffer)
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -33,10 +34,10 @@ import { drawProgress, LossMeter, timeText, tty } from "./progress.ts";
 
 const usage =
   "usage: bun scripts/train.ts [--device cpu|cuda] [--steps 3000] [--seq 20] [-b 64] [-s 32] [--lr 0.01] [--seed 0] [--out out] " +
-  "[--json FILE] [--max-seconds S] [--no-graph]";
+  "[--json FILE] [--max-seconds S] [--no-graph] [--no-fused]";
 const args = parseArgs(process.argv.slice(2), {
   values: ["--device", "--steps", "--seq", "-b", "-s", "--lr", "--seed", "--out", "--json", "--max-seconds"],
-  flags: ["--no-graph"],
+  flags: ["--no-graph", "--no-fused"],
 }, usage);
 const device = (args.values.get("--device") ?? (cuda.isAvailable() ? "cuda" : "cpu")) as DeviceLike;
 const trainSteps = intArg(args, "--steps", 3000, usage);
@@ -77,7 +78,7 @@ function makeBatch(rng: Random, batch: number): Batch {
 
 const graph = !args.flags.has("--no-graph");
 using model = new LLTM(F, S, { device, seed });
-using optimizer = new Adam(model.parameters(), { lr, capturable: graph });
+using optimizer = new Adam(model.parameters(), { lr, capturable: graph, fused: !args.flags.has("--no-fused") });
 const rng = new Random(seed + 1);
 const heldOut = makeBatch(new Random(seed + 2), 1024);
 const baseline = (() => {
@@ -165,7 +166,7 @@ console.log(`wrote ${join(outDir, "loss.svg")} and ${join(outDir, "lltm.safetens
 const jsonPath = args.values.get("--json");
 if (jsonPath) {
   writeFileSync(jsonPath, JSON.stringify({
-    final_loss: finalLoss, baseline_loss: baseline, seconds, steps: done, steps_per_second: done / seconds, graph,
+    final_loss: finalLoss, baseline_loss: baseline, seconds, steps: done, steps_per_second: done / seconds, graph, fused: optimizer.flatBuffers.length > 0,
     stopped_by_budget: stoppedByBudget, device: String(device),
   }, null, 1));
 }

@@ -48,11 +48,11 @@ test("compileStep checks its arguments", () => {
 });
 
 /** A small language model and its training step, in float64 so that captured and eager agree to rounding. */
-function languageModel(seed: number) {
+function languageModel(seed: number, fused = false) {
   const o = { device: "cuda", dtype: "float64", seed } as const;
   const embed = new Embedding(11, 6, o), lltm = new LLTM(6, 8, { ...o, layers: 2 }), head = new Linear(8, 11, o);
   const params = [...embed.namedParameters("embed."), ...lltm.namedParameters("lltm."), ...head.namedParameters("head.")];
-  const optimizer = new AdamW(params, { lr: 0.02, weightDecay: 0.1, capturable: true });
+  const optimizer = new AdamW(params, { lr: 0.02, weightDecay: 0.1, capturable: true, fused });
   const schedule = new CosineAnnealingLR(optimizer, { tMax: 6, etaMin: 0.001 });
   const losses = Tensor.zeros([1], { device: "cuda", dtype: "float64" });
   const step = (ids: Tensor, targets: Tensor) => {
@@ -73,7 +73,7 @@ function languageModel(seed: number) {
   const dispose = () => {
     for (const m of [embed, lltm, head, optimizer, losses]) m.dispose();
   };
-  return { params, schedule, losses, step, dispose };
+  return { params, optimizer, schedule, losses, step, dispose };
 }
 
 function batch(i: number): [Tensor, Tensor] {
@@ -82,33 +82,36 @@ function batch(i: number): [Tensor, Tensor] {
   return [Tensor.fromTypedArray(ids, [5, 3]), Tensor.fromTypedArray(targets, [5, 3])];
 }
 
-test("a captured training step replays with the results of the eager step, schedule and step count included", () => {
-  const eager = languageModel(1), captured = languageModel(1);
-  try {
-    using step = compileStep(captured.step, { device: "cuda", warmup: 2 });
-    for (let i = 0; i < 7; i++) {
-      const [ids, targets] = batch(i);
-      using devIds = ids.to("cuda"), devTargets = targets.to("cuda");
-      eager.step(devIds, devTargets);
-      step(ids, targets);
-      eager.schedule.step();
-      captured.schedule.step();
-      ids.dispose();
-      targets.dispose();
-      const want = eager.losses.item(), got = captured.losses.item();
-      assert(Math.abs(got - want) <= 1e-10 * Math.abs(want), `step ${i}: loss sum ${got} vs ${want}`);
+for (const fused of [false, true]) {
+  test(`a captured training step replays with the results of the eager step, schedule and step count included${fused ? " (fused optimizer)" : ""}`, () => {
+    const eager = languageModel(1), captured = languageModel(1, fused);
+    try {
+      assertEquals(captured.optimizer.flatBuffers.length, fused ? 1 : 0);
+      using step = compileStep(captured.step, { device: "cuda", warmup: 2 });
+      for (let i = 0; i < 7; i++) {
+        const [ids, targets] = batch(i);
+        using devIds = ids.to("cuda"), devTargets = targets.to("cuda");
+        eager.step(devIds, devTargets);
+        step(ids, targets);
+        eager.schedule.step();
+        captured.schedule.step();
+        ids.dispose();
+        targets.dispose();
+        const want = eager.losses.item(), got = captured.losses.item();
+        assert(Math.abs(got - want) <= 1e-10 * Math.abs(want), `step ${i}: loss sum ${got} vs ${want}`);
+      }
+      assertEquals(step.captured, true);
+      eager.params.forEach(([name, p], k) => {
+        const q = captured.params[k]![1];
+        const a = values(p), b = values(q);
+        a.forEach((v, j) => assert(Math.abs(b[j]! - v) <= 1e-10 * Math.max(1, Math.abs(v)), `${name}[${j}]: ${b[j]} vs ${v}`));
+      });
+    } finally {
+      eager.dispose();
+      captured.dispose();
     }
-    assertEquals(step.captured, true);
-    eager.params.forEach(([name, p], k) => {
-      const q = captured.params[k]![1];
-      const a = values(p), b = values(q);
-      a.forEach((v, j) => assert(Math.abs(b[j]! - v) <= 1e-10 * Math.max(1, Math.abs(v)), `${name}[${j}]: ${b[j]} vs ${v}`));
-    });
-  } finally {
-    eager.dispose();
-    captured.dispose();
-  }
-}, { skip });
+  }, { skip });
+}
 
 test("what cannot be captured is refused by name, and the device works on afterwards", () => {
   using w = Tensor.ones([4], { device: "cuda" }).requiresGrad_();

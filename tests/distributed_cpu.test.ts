@@ -91,13 +91,14 @@ test("collectives refuse bad input by argument name before anything is sent", as
   await assertRejects(() => group.barrier(), "INVALID_ARGUMENT", /barrier: the process group has been destroyed/);
 });
 
-for (const accumulate of [1, 2]) {
+for (const [accumulate, fused] of [[1, false], [2, false], [2, true]] as const) {
   const name = accumulate === 1
     ? "DistributedDataParallel: 3 steps on 2 ranks of batch 4 equal one process on batch 8; rank 0 writes the checkpoint"
-    : "DistributedDataParallel with noSync: 2 micro-batches of 2 accumulated per step equal one process on batch 8";
+    : "DistributedDataParallel with noSync: 2 micro-batches of 2 accumulated per step equal one process on batch 8" +
+      (fused ? " (a fused optimizer's flat gradient reduced in place)" : "");
   test(name, async () => {
-    const checkpoint = join(dir, `model-${accumulate}.safetensors`);
-    const r = await launch(["--nproc-per-node", "2"], ["ddp", "cpu", "cpu", "3", "4", String(accumulate), checkpoint]);
+    const checkpoint = join(dir, `model-${accumulate}${fused ? "-fused" : ""}.safetensors`);
+    const r = await launch(["--nproc-per-node", "2"], ["ddp", "cpu", "cpu", "3", "4", String(accumulate), checkpoint, ...(fused ? ["fused"] : [])]);
     assertEquals(r.code, 0, r.stderr);
     const want = trainCombined(3, 2, 4, "cpu");
     for (const rank of [0, 1]) assertSameParameters(r.results.get(rank) as Record<string, number[]>, want, `rank ${rank}`);

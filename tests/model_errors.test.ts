@@ -27,9 +27,9 @@ test("LLTMLayer: an input of the wrong width blames the input and names inputFea
 
 test("optimizers refuse options they do not have, in the constructor, naming those they have", () => {
   using model = new Linear(3, 2);
-  assertThrowsLLTM(() => new Adam(model.parameters(), { lr: 0.1, momentum: 0.9 } as never), "INVALID_ARGUMENT", /^Adam: unknown option 'momentum'; its options are 'lr', 'betas', 'eps', 'weightDecay', 'masterWeights', 'capturable'$/);
+  assertThrowsLLTM(() => new Adam(model.parameters(), { lr: 0.1, momentum: 0.9 } as never), "INVALID_ARGUMENT", /^Adam: unknown option 'momentum'; its options are 'lr', 'betas', 'eps', 'weightDecay', 'masterWeights', 'capturable', 'fused'$/);
   assertThrowsLLTM(() => new AdamW(model.parameters(), { weight_decay: 0.1 } as never), "INVALID_ARGUMENT", /^AdamW: unknown option 'weight_decay'/);
-  assertThrowsLLTM(() => new SGD(model.parameters(), { lr: 0.1, nesterov: true } as never), "INVALID_ARGUMENT", /^SGD: unknown option 'nesterov'; its options are 'lr', 'momentum', 'masterWeights'$/);
+  assertThrowsLLTM(() => new SGD(model.parameters(), { lr: 0.1, nesterov: true } as never), "INVALID_ARGUMENT", /^SGD: unknown option 'nesterov'; its options are 'lr', 'momentum', 'masterWeights', 'fused'$/);
   assertThrowsLLTM(
     () => new SGD([{ params: [model.weight] }, { params: [model.bias!], options: { lr: 0.1, mometum: 0.9 } as never }], { lr: 0.1 }),
     "INVALID_ARGUMENT", /^SGD: group 1: unknown option 'mometum'/,

@@ -78,6 +78,11 @@ export class Storage {
     return new Storage(address, bytes, device, refs);
   }
 
+  /** How many tensors view this block now. */
+  get references(): number {
+    return this.refs;
+  }
+
   retain(): void {
     this.refs++;
   }

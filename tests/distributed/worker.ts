@@ -3,8 +3,9 @@
  * MASTER_ADDR, MASTER_PORT set). Modes:
  *   env                          prints its rendezvous variables
  *   collectives <backend> <dev>  (dev: cpu, or cuda for cuda:LOCAL_RANK) every collective in every dtype; prints the results as JSON
- *   ddp <backend> <dev> <steps> <batch> [accumulate]
- *                                trains a small model data-parallel; prints the parameters as JSON
+ *   ddp <backend> <dev> <steps> <batch> [accumulate] [checkpoint] [fused]
+ *                                trains a small model data-parallel; prints the parameters as JSON (fused: a fused
+ *                                optimizer, and one bucket, which is then its flat gradient, reduced in place)
  *   fail <rank>                  that rank exits with status 3 after a barrier, the others wait forever
  */
 import process from "node:process";
@@ -69,8 +70,10 @@ async function ddp(backend: Distributed.Backend, device: DeviceLike, steps: numb
   const group = await distributed.initProcessGroup({ backend });
   // Each rank starts from other weights: the broadcast from rank 0 must make them equal.
   using model = makeModel(group.rank, device);
-  using ddpModel = await DistributedDataParallel.create(model, { bucketCapMB: 0.001 });
-  using optimizer = new SGD(model.parameters(), { lr: 0.1, momentum: 0.9 });
+  const fused = args[6] === "fused";
+  using ddpModel = await DistributedDataParallel.create(model, { bucketCapMB: fused ? 25 : 0.001 });
+  using optimizer = new SGD(model.parameters(), { lr: 0.1, momentum: 0.9, fused });
+  if (fused && optimizer.flatBuffers.length !== 1) throw new Error(`expected one flat buffer, got ${JSON.stringify(optimizer.flatBuffers)}`);
   for (let step = 0; step < steps; step++) {
     optimizer.zeroGrad();
     const micro = batch / accumulate;

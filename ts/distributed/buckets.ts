@@ -3,10 +3,11 @@
  * their registration order (about the order a backward pass finishes their
  * gradients), cut into buckets of at most `capBytes` of one dtype and device.
  * A bucket's gradients are copied into one flat tensor, reduced by one
- * collective, and copied back.
+ * collective, and copied back; where they are exactly the parts of a fused
+ * optimizer's flat gradient (tensor/tiling.ts), that is reduced in place.
  */
 import type { DType } from "../dtype.ts";
-import { Tensor } from "../tensor/index.ts";
+import { coalesce, Tensor } from "../tensor/index.ts";
 
 export interface BucketEntry {
   param: Tensor;
@@ -20,6 +21,8 @@ export class Bucket implements Disposable {
   readonly ready = new Set<Tensor>();
   /** The collective in flight, once launched. */
   reduction: Promise<void> | undefined;
+  /** What the collective of this pass reduces: `flat`, or the gradients' own flat tensor. */
+  private reduced: Tensor | undefined;
 
   readonly entries: readonly BucketEntry[];
 
@@ -32,8 +35,17 @@ export class Bucket implements Disposable {
     return this.ready.size === this.entries.length;
   }
 
-  /** The gradients into the flat tensor (zeros for a parameter that has none). */
-  gather(): void {
+  /**
+   * The tensor to reduce: the gradients' own flat tensor where they are exactly its parts, else `flat`, into
+   * which they are copied (zeros for a parameter that has none).
+   */
+  gather(): Tensor {
+    const grads = this.entries.map((e) => e.param.grad);
+    if (grads.every((g) => g !== undefined && !g.disposed)) {
+      const parts = coalesce(grads as Tensor[]);
+      if (parts.length === 1 && !grads.includes(parts[0])) return (this.reduced = parts[0]!);
+    }
+    this.reduced = this.flat;
     for (const e of this.entries) {
       using part = this.flat.narrow(0, e.offset, e.numel);
       const grad = e.param.grad;
@@ -43,10 +55,12 @@ export class Bucket implements Disposable {
         part.copyFrom(flatGrad);
       }
     }
+    return this.flat;
   }
 
-  /** The reduced flat tensor back into the gradients, made where a parameter has none. */
+  /** The reduced flat tensor back into the gradients, made where a parameter has none (nothing to do when reduced in place). */
   scatter(): void {
+    if (this.reduced !== this.flat) return;
     for (const e of this.entries) {
       using part = this.flat.narrow(0, e.offset, e.numel);
       using shaped = part.reshape(e.param.shape);
@@ -58,6 +72,7 @@ export class Bucket implements Disposable {
   reset(): void {
     this.ready.clear();
     this.reduction = undefined;
+    this.reduced = undefined;
   }
 
   [Symbol.dispose](): void {

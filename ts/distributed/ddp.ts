@@ -143,8 +143,8 @@ export class DistributedDataParallel<M extends Module> implements Disposable {
   }
 
   private launch(b: Bucket): void {
-    noGrad(() => b.gather());
-    b.reduction = this.group.allReduce(b.flat, { op: "mean", overlap: true });
+    const reduced = noGrad(() => b.gather());
+    b.reduction = this.group.allReduce(reduced, { op: "mean", overlap: true });
     // Awaited in syncGradients; a failure is reported there, not as an unhandled rejection meanwhile.
     b.reduction.catch(() => {});
   }

@@ -99,6 +99,14 @@ function fill(
   return b;
 }
 
+/** lltm_run calls made so far, by op code: what tests count an optimizer's or a clip's launches by. */
+const runs: number[] = [];
+
+/** How many times op `o` has been run in this process. */
+export function runCount(o: Op): number {
+  return runs[o.code] ?? 0;
+}
+
 /**
  * Runs op `o` (lltm_run) on `tensors` in the order of its slots (undefined
  * for an absent optional one), with `flags` and `scalars` in the order of its
@@ -108,12 +116,14 @@ export function run(
   o: Op, fn: string, tensors: readonly (NativeTensor | undefined)[], flags = 0, scalars?: readonly number[], renamed?: ArgumentNames,
 ): void {
   const b = fill(o, tensors, flags, scalars);
+  runs[o.code] = (runs[o.code] ?? 0) + 1;
   unwrap(library().lltm_run(o.code, b.base), fn, renamed);
 }
 
 /** run() of an op whose slots are `ins` then `outs`, without joining them. */
 export function runInto(o: Op, fn: string, ins: readonly (NativeTensor | undefined)[], outs: readonly NativeTensor[], flags = 0): void {
   const b = fill(o, ins, flags, undefined, outs);
+  runs[o.code] = (runs[o.code] ?? 0) + 1;
   unwrap(library().lltm_run(o.code, b.base), fn);
 }
 

@@ -7,7 +7,7 @@
 export {
   alloc, bufferBytes, captureBegin, captureEnd, cudaDeviceCount, elementBytes, type Float32MatmulPrecision,
   float32MatmulPrecision, free, graphDestroy, graphReplay, type LibraryInfo, libraryInfo, memoryStat, type NativeTensor,
-  read, resetPeakMemory, run, runInto, setFloat32MatmulPrecision, synchronize, type ThreadsSource, write,
+  read, resetPeakMemory, run, runCount, runInto, setFloat32MatmulPrecision, synchronize, type ThreadsSource, write,
 } from "./calls.ts";
 export { newDescribableId, overlaps } from "./descriptor.ts";
 export {

@@ -4,13 +4,15 @@
  * min(1, maxNorm / (norm + 1e-6)), all on the device with no host read: the
  * SUM_SQUARES op adds each gradient's squares into one 1-element tensor, the
  * SCALE_BY_NORM op reads it where it lives. The norm comes back as a
- * 1-element tensor, read only when the caller reads it.
+ * 1-element tensor, read only when the caller reads it. Gradients that are
+ * exactly the parts of a fused optimizer's flat gradient go as that one
+ * tensor (tensor/tiling.ts): one launch each way per flat buffer.
  */
 import { valueDType } from "../dtype.ts";
 import { LLTMError } from "../errors.ts";
 import { ACCUMULATE_PARAM_GRADS } from "../native/constants.ts";
 import * as native from "../native/index.ts";
-import { Tensor } from "../tensor/index.ts";
+import { coalesce, Tensor } from "../tensor/index.ts";
 import { checkCommon } from "./lltm.ts";
 import { produce } from "./produce.ts";
 
@@ -41,13 +43,18 @@ export function clipGradNorm_(grads: readonly Tensor[], maxNorm: number): Tensor
     }
   }
   const device = grads[0]!.device;
+  const parts = coalesce(grads);
+  const name = (t: Tensor) => {
+    const i = grads.indexOf(t);
+    return i < 0 ? "'parameters' (a flat buffer of them)" : `'parameters[${i}]'`;
+  };
   using totalSq = Tensor.empty([1], { dtype, device });
-  for (let i = 0; i < grads.length; i++) {
-    native.run(SUM_SQUARES, fn, [grads[i], totalSq], i === 0 ? 0 : ACCUMULATE_PARAM_GRADS, undefined, { x: `'parameters[${i}]'` });
+  for (let i = 0; i < parts.length; i++) {
+    native.run(SUM_SQUARES, fn, [parts[i], totalSq], i === 0 ? 0 : ACCUMULATE_PARAM_GRADS, undefined, { x: name(parts[i]!) });
   }
   const norm = Tensor.empty([1], { dtype, device });
-  for (let i = 0; i < grads.length; i++) {
-    produce(SCALE_BY_NORM, fn, [grads[i], totalSq, i === 0 ? norm : undefined], norm, [maxNorm], 0, { t: `'parameters[${i}]'` });
+  for (let i = 0; i < parts.length; i++) {
+    produce(SCALE_BY_NORM, fn, [parts[i], totalSq, i === 0 ? norm : undefined], norm, [maxNorm], 0, { t: name(parts[i]!) });
   }
   return norm;
 }

@@ -1,5 +1,6 @@
 /**
- * Adam and AdamW, as torch.optim's: lltm_adam_step per parameter; AdamW first
+ * Adam and AdamW, as torch.optim's: lltm_adam_step per parameter (or per flat
+ * buffer of parameters, fused: optimizer.ts); AdamW first
  * decays each parameter by lr·weightDecay (decoupled weight decay) with the
  * library's axpy, on the parameter's device. With { capturable: true } (as
  * torch.optim's capturable), each group's lr and the step count live in a
@@ -13,7 +14,7 @@ import { LLTMError } from "../errors.ts";
 import type { Capture } from "../graph/capture.ts";
 import * as native from "../native/index.ts";
 import { Tensor } from "../tensor/index.ts";
-import { checkOptionNames, type Hyper, type MasterWeightsOption, Optimizer, type Parameters } from "./optimizer.ts";
+import { checkOptionNames, type Hyper, type MasterWeightsOption, Optimizer, type Parameters, type UpdateUnit } from "./optimizer.ts";
 
 const ADAM_STEP = native.op("ADAM_STEP"), AXPY = native.op("AXPY");
 const ADAM_STEP_CAPTURABLE = native.op("ADAM_STEP_CAPTURABLE");
@@ -44,7 +45,7 @@ export interface AdamWOptions extends AdamOptions {
 /** Options as a group's hyperparameters (betas split in two, as the op's scalars are). */
 function hyperOf(kind: string, options: AdamWOptions, decoupled: boolean): Hyper {
   if (typeof options !== "object" || options === null) throw new LLTMError("INVALID_ARGUMENT", `${kind}: options must be an object`);
-  checkOptionNames(kind, options, ["lr", "betas", "eps", "weightDecay", "masterWeights", "capturable"]);
+  checkOptionNames(kind, options, ["lr", "betas", "eps", "weightDecay", "masterWeights", "capturable", "fused"]);
   const betas = options.betas;
   if (betas !== undefined && (!Array.isArray(betas) || betas.length !== 2)) {
     throw new LLTMError("INVALID_ARGUMENT", `${kind}: 'betas' must be a pair [beta1, beta2]`);
@@ -87,7 +88,7 @@ abstract class AdamBase extends Optimizer {
     super(kind, ADAM_STEP, groupsOf(kind, params, decoupled), { ...defaults, ...hyperOf(kind, options, decoupled) }, { step: 0 }, [
       "exp_avg",
       "exp_avg_sq",
-    ], options.masterWeights);
+    ], options.masterWeights, options.fused);
     this.capturable = options?.capturable === true;
     try {
       this.deviceHyper = this.capturable ? this.groups.map((g, i) => this.makeDeviceHyper(g, i)) : [];
@@ -164,8 +165,8 @@ abstract class AdamBase extends Optimizer {
     return this.counters.step!;
   }
 
-  protected update(fn: string, capture: Capture | undefined): void {
-    if (this.capturable) return this.updateOnDevice(fn, capture);
+  protected update(fn: string, capture: Capture | undefined, units: readonly UpdateUnit[]): void {
+    if (this.capturable) return this.updateOnDevice(fn, capture, units);
     if (capture !== undefined) {
       throw new LLTMError(
         "INVALID_ARGUMENT",
@@ -174,31 +175,28 @@ abstract class AdamBase extends Optimizer {
       );
     }
     const step = this.counters.step! + 1;
-    this.params.forEach((p, i) => {
-      const grad = this.gradient(i);
-      if (grad === undefined) return;
-      const { lr, beta1, beta2, eps, weightDecay } = this.groups[p.group]! as Record<string, number>;
-      const target = this.target(i);
+    for (const { group, target, grad, state } of units) {
+      const { lr, beta1, beta2, eps, weightDecay } = this.groups[group]! as Record<string, number>;
       if (weightDecay) native.run(AXPY, fn, [target, target], 0, [-lr! * weightDecay]);
-      const s = this.state[i]!;
-      native.run(ADAM_STEP, fn, [target, grad, s.get("exp_avg"), s.get("exp_avg_sq")], 0, [lr!, beta1!, beta2!, eps!, step]);
-    });
+      native.run(ADAM_STEP, fn, [target, grad, state.get("exp_avg"), state.get("exp_avg_sq")], 0, [lr!, beta1!, beta2!, eps!, step]);
+    }
     this.counters.step = step;
   }
 
-  /** The capturable update: lr written where it changed (before every replay when captured), then one launch per parameter and the step counts advanced on the device. */
-  private updateOnDevice(fn: string, capture: Capture | undefined): void {
+  /**
+   * The capturable update: lr written where it changed (before every replay when captured), then one launch per
+   * parameter (or flat buffer) and the step counts advanced on the device.
+   */
+  private updateOnDevice(fn: string, capture: Capture | undefined, units: readonly UpdateUnit[]): void {
     if (capture === undefined) this.writeLr();
-    this.params.forEach((p, i) => {
-      const grad = this.gradient(i);
-      const h = this.deviceHyper[p.group];
-      if (grad === undefined || h === undefined) return;
-      const { beta1, beta2, eps, weightDecay } = this.groups[p.group]! as Record<string, number>;
-      const s = this.state[i]!;
-      native.run(ADAM_STEP_CAPTURABLE, fn, [this.target(i), grad, s.get("exp_avg"), s.get("exp_avg_sq"), h.values], 0, [
+    for (const { group, target, grad, state } of units) {
+      const h = this.deviceHyper[group];
+      if (h === undefined) continue;
+      const { beta1, beta2, eps, weightDecay } = this.groups[group]! as Record<string, number>;
+      native.run(ADAM_STEP_CAPTURABLE, fn, [target, grad, state.get("exp_avg"), state.get("exp_avg_sq"), h.values], 0, [
         beta1!, beta2!, eps!, weightDecay ?? 0,
       ]);
-    });
+    }
     for (const h of this.deviceHyper) if (h !== undefined) native.run(AXPY, fn, [h.steps, h.one], 0, [1]);
     if (capture === undefined) {
       this.counters.step = this.counters.step! + 1;

@@ -21,6 +21,15 @@
  * spacing add up instead of rounding away. Such a parameter's gradient is
  * kept in float32 too (a half gradient the tape made is widened by zeroGrad()
  * and by GradScaler.unscale_), as under torch.autocast.
+ *
+ * Fused (`fused: true`, as torch.optim's fused=True): the parameters of each
+ * group, device and dtype are moved into one flat buffer (flat.ts), and a
+ * step updates each buffer with one launch where every parameter's gradient
+ * is its view there (from the step after the first backward() on), else
+ * parameter by parameter as unfused. A parameter that cannot move without
+ * changing what other tensors see (not contiguous, its memory viewed by
+ * another live tensor, or a tensor that does not require gradients) stays
+ * where it is and is updated on its own.
  */
 import { loadCheckpoint, saveCheckpoint } from "../checkpoint.ts";
 import type { DeviceLike } from "../device.ts";
@@ -31,6 +40,7 @@ import type { Parameter } from "../module.ts";
 import { noGrad } from "../autograd/grad_mode.ts";
 import type * as native from "../native/index.ts";
 import { sameShape, Tensor } from "../tensor/index.ts";
+import { FlatBuffer, MASTER } from "./flat.ts";
 
 /** One parameter as an optimizer takes it. */
 export type ParameterLike = Tensor | Parameter | readonly [string, Tensor];
@@ -49,9 +59,6 @@ export interface OptimizerState {
   tensors: Record<string, Tensor>;
   metadata: Record<string, string>;
 }
-
-/** The state name of a half parameter's float32 copy. */
-const MASTER = "master";
 
 /** A parameter as the optimizer holds it. */
 export interface Held {
@@ -72,6 +79,24 @@ export interface MasterWeightsOption {
    * after each step. false updates the half parameter in place (the moments in its dtype).
    */
   masterWeights?: boolean;
+  /**
+   * Whether the parameters of each group, device and dtype are gathered into one flat buffer that a step updates
+   * with one launch (default false, as torch.optim's fused): each parameter becomes a view of that buffer (the
+   * same Tensor, its values kept), its .grad a view of a flat gradient. Views of a parameter made before the
+   * optimizer keep the old memory, so a parameter with another live view stays apart (updated on its own).
+   */
+  fused?: boolean;
+}
+
+/** What one launch of a step updates: a flat buffer, or one parameter. */
+export interface UpdateUnit {
+  readonly group: number;
+  readonly target: Tensor;
+  readonly grad: Tensor;
+  readonly state: ReadonlyMap<string, Tensor>;
+  /** The flat buffer updated, or undefined for one parameter (`index`). */
+  readonly flat: FlatBuffer | undefined;
+  readonly index: number;
 }
 
 /** A group's hyperparameters. */
@@ -185,13 +210,19 @@ export abstract class Optimizer implements Disposable {
   protected readonly kind: string;
   /** The op whose scalar ranges the hyperparameters must meet. */
   private readonly op: native.Op;
+  /** The flat buffers (fused), and per parameter the one holding it. */
+  private readonly flats: readonly FlatBuffer[];
+  private readonly flatOf: readonly (FlatBuffer | undefined)[];
 
   protected constructor(
     kind: string, op: native.Op, params: Parameters<Hyper>, defaults: Hyper, counters: Hyper, stateNames: readonly string[],
-    masterWeights: boolean | undefined,
+    masterWeights: boolean | undefined, fused: boolean | undefined,
   ) {
     if (masterWeights !== undefined && typeof masterWeights !== "boolean") {
       throw new LLTMError("INVALID_ARGUMENT", `${kind}: 'masterWeights' must be true or false, got ${String(masterWeights)}`);
+    }
+    if (fused !== undefined && typeof fused !== "boolean") {
+      throw new LLTMError("INVALID_ARGUMENT", `${kind}: 'fused' must be true or false, got ${String(fused)}`);
     }
     this.kind = kind;
     this.op = op;
@@ -224,24 +255,40 @@ export abstract class Optimizer implements Disposable {
     }
     this.params = heldParams;
     checkParameters(kind, this.params, [], false);
-    const state: Map<string, Tensor>[] = [];
+    const state: ReadonlyMap<string, Tensor>[] = [];
+    const flats: FlatBuffer[] = [], flatOf: (FlatBuffer | undefined)[] = [];
+    const mastered = (p: Held) => masterWeights !== false && isHalf(p.value.dtype);
     try {
-      for (const p of heldParams) {
-        const master = masterWeights !== false && isHalf(p.value.dtype);
+      if (fused === true) {
+        for (const members of flatMembers(heldParams, mastered)) {
+          const flat = new FlatBuffer(heldParams, members, stateNames, mastered(heldParams[members[0]!]!));
+          flats.push(flat);
+          members.forEach((i, k) => {
+            flatOf[i] = flat;
+            state[i] = flat.memberState[k]!;
+          });
+        }
+      }
+      heldParams.forEach((p, i) => {
+        if (flatOf[i] !== undefined) return;
+        const master = mastered(p);
         const o = { dtype: master ? "float32" as const : p.value.dtype, device: p.value.device };
         const m = new Map(stateNames.map((n) => [n, Tensor.zeros(p.value.shape, o)]));
-        state.push(m);
+        state[i] = m;
         if (master) {
           const copy = Tensor.empty(p.value.shape, o);
           m.set(MASTER, copy);
           noGrad(() => copy.copyFrom(p.value));
         }
-      }
+      });
     } catch (e) {
-      for (const m of state) for (const t of m.values()) t.dispose();
+      for (const m of state) for (const t of m?.values() ?? []) t.dispose();
+      for (const f of flats) f.dispose();
       throw e;
     }
     this.state = state;
+    this.flats = flats;
+    this.flatOf = flatOf;
     this.params.forEach((_, i) => this.widenGrad(i));
   }
 
@@ -264,12 +311,33 @@ export abstract class Optimizer implements Disposable {
     return this.params[i]!.grad();
   }
 
-  /** The parameters' names and gradients as gradient() gives them (those with none left out), for GradScaler. */
+  /**
+   * The parameters' names and gradients as gradient() gives them (those with none left out), for GradScaler; a
+   * flat buffer whose every gradient is there comes as its flat gradient, named after its first parameter.
+   */
   gradients(): { name: string; grad: Tensor }[] {
-    const out: { name: string; grad: Tensor }[] = [];
+    return this.units().map((u) => ({ name: this.params[u.index]!.name, grad: u.grad }));
+  }
+
+  /**
+   * What a step updates, each with one launch: every flat buffer whose parameters' gradients are all its
+   * views (binding those made elsewhere), then every other parameter that has a gradient.
+   */
+  protected units(): UpdateUnit[] {
+    const out: UpdateUnit[] = [];
+    for (const f of this.flats) {
+      const grad = f.adopt();
+      if (grad !== undefined) {
+        out.push({ group: this.params[f.members[0]!]!.group, target: f.target, grad, state: f.state, flat: f, index: f.members[0]! });
+      }
+    }
     this.params.forEach((p, i) => {
+      const flat = this.flatOf[i];
+      if (flat !== undefined && out.some((u) => u.flat === flat)) return;
       const grad = this.gradient(i);
-      if (grad !== undefined && !grad.disposed) out.push({ name: p.name, grad });
+      if (grad !== undefined && !grad.disposed) {
+        out.push({ group: p.group, target: this.target(i), grad, state: this.state[i]!, flat: undefined, index: i });
+      }
     });
     return out;
   }
@@ -288,12 +356,20 @@ export abstract class Optimizer implements Disposable {
     p.setGrad(wide);
   }
 
-  /** Writes each master copy, rounded, into its half parameter (those with a gradient, or all). */
-  private writeMasters(all: boolean): void {
+  /** Writes each master copy, rounded, into its half parameter: those of `units`, or all. */
+  private writeMasters(units: readonly UpdateUnit[] | undefined): void {
     noGrad(() => {
+      if (units !== undefined) {
+        for (const u of units) {
+          const master = u.state.get(MASTER);
+          if (master !== undefined) (u.flat?.value ?? this.params[u.index]!.value).copyFrom(master);
+        }
+        return;
+      }
+      for (const f of this.flats) if (f.state.has(MASTER)) f.value.copyFrom(f.target);
       this.params.forEach((p, i) => {
         const master = this.state[i]!.get(MASTER);
-        if (master !== undefined && (all || p.grad() !== undefined)) p.value.copyFrom(master);
+        if (master !== undefined && this.flatOf[i] === undefined) p.value.copyFrom(master);
       });
     });
   }
@@ -311,7 +387,10 @@ export abstract class Optimizer implements Disposable {
   /** Sets every parameter's gradient to zero. */
   zeroGrad(): void {
     checkParameters(`${this.kind}.zeroGrad`, this.params, this.state, false);
+    const zeroed = new Set(this.flats.filter((f) => f.zero()));
     this.params.forEach((p, i) => {
+      const flat = this.flatOf[i];
+      if (flat !== undefined && zeroed.has(flat)) return;
       this.widenGrad(i);
       p.grad()?.fill(0);
     });
@@ -328,8 +407,9 @@ export abstract class Optimizer implements Disposable {
     checkParameters(fn, this.params, this.state, false);
     const capture = activeCapture();
     if (capture !== undefined) this.keepBaked(fn, capture);
-    this.update(fn, capture);
-    this.writeMasters(false);
+    const units = this.units();
+    this.update(fn, capture, units);
+    this.writeMasters(units);
   }
 
   /** The hyperparameters read on the device at every step rather than baked into the launches. */
@@ -361,8 +441,8 @@ export abstract class Optimizer implements Disposable {
     checkScalars(fn, this.op, hyper);
   }
 
-  /** The update, recorded into `capture` when one is in progress. */
-  protected abstract update(fn: string, capture: Capture | undefined): void;
+  /** The update of `units`, recorded into `capture` when one is in progress. */
+  protected abstract update(fn: string, capture: Capture | undefined, units: readonly UpdateUnit[]): void;
 
   /** The state to save: the optimizer's own tensors (not copies) and its hyperparameters (group i > 0's as `group<i>.<name>`). */
   stateDict(): OptimizerState {
@@ -426,7 +506,7 @@ export abstract class Optimizer implements Disposable {
     });
     groups.forEach((h, i) => Object.assign(this.groups[i]!, h));
     Object.assign(this.counters, counters);
-    this.writeMasters(true);
+    this.writeMasters(undefined);
     this.loaded();
   }
 
@@ -457,9 +537,66 @@ export abstract class Optimizer implements Disposable {
 
   dispose(): void {
     for (const m of this.state) for (const t of m.values()) t.dispose();
+    for (const f of this.flats) f.dispose();
+  }
+
+  /** The flat buffers' parameters by name (fused), one list per buffer: which parameters one launch updates. */
+  get flatBuffers(): string[][] {
+    return this.flats.map((f) => f.members.map((i) => this.params[i]!.name));
   }
 
   [Symbol.dispose](): void {
     this.dispose();
   }
+}
+
+/**
+ * The parameters a fused optimizer gathers, one list per flat buffer: by group, device, dtype and whether
+ * they have master weights, those that can move without another tensor noticing: contiguous, requiring
+ * gradients, and viewed by no live tensor but the parameters given here, none overlapping another (a
+ * record's gradient likewise, and of the type the buffer holds). Parameters an earlier fused optimizer
+ * gathered share its buffer's memory, and so are gathered again.
+ */
+function flatMembers(params: readonly Held[], mastered: (p: Held) => boolean): number[][] {
+  const recordGrad = (p: Held) => (p.setGrad === undefined ? p.grad() : undefined);
+  const alone = exclusive([...params.map((p) => p.value), ...params.map(recordGrad).filter((g) => g !== undefined)]);
+  const buffers = new Map<string, number[]>();
+  params.forEach((p, i) => {
+    const v = p.value;
+    if (!alone.has(v)) return;
+    const wide = mastered(p) ? "float32" : v.dtype;
+    if (p.setGrad !== undefined) {
+      if (!v.requiresGrad && v.grad === undefined) return;
+    } else {
+      const g = p.grad()!;
+      if (!alone.has(g) || g.dtype !== wide || !sameShape(g.shape, v.shape)) return;
+    }
+    const key = `${p.group}|${v.device}|${v.dtype}|${wide}`;
+    let list = buffers.get(key);
+    if (list === undefined) buffers.set(key, list = []);
+    list.push(i);
+  });
+  return [...buffers.values()];
+}
+
+/**
+ * Of `tensors`, those that are live and contiguous and whose memory no other live tensor views: every
+ * reference to their storage is one of `tensors`, and no two of them overlap.
+ */
+function exclusive(tensors: readonly Tensor[]): Set<Tensor> {
+  const byStorage = new Map<Tensor["storage"], Tensor[]>();
+  for (const t of tensors) {
+    if (t.disposed) continue;
+    const list = byStorage.get(t.storage);
+    if (list === undefined) byStorage.set(t.storage, [t]);
+    else if (!list.includes(t)) list.push(t);
+  }
+  const out = new Set<Tensor>();
+  for (const [storage, list] of byStorage) {
+    if (storage.references !== list.length || !list.every((t) => t.isContiguous())) continue;
+    const spans = list.map((t) => [t.offset, t.offset + t.numel] as const).sort((a, b) => a[0] - b[0]);
+    if (spans.some((s, k) => k > 0 && s[0] < spans[k - 1]![1])) continue;
+    for (const t of list) out.add(t);
+  }
+  return out;
 }

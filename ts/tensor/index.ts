@@ -4,3 +4,4 @@ export { contiguousStrides, sameShape } from "./shape.ts";
 export {
   disposedError, type NestedArray, type RandomOptions, Tensor, type TensorOptions, type ToTypedArrayOptions,
 } from "./tensor.ts";
+export { coalesce, registerTiling } from "./tiling.ts";

@@ -407,6 +407,30 @@ export class Tensor implements native.NativeTensor {
     if (this.isDisposed) throw disposedError(`${operation}: the tensor`, this.tape?.disposedBy);
   }
 
+  /**
+   * Makes this tensor view `place` (a live contiguous tensor of its shape and dtype on its device) instead of its
+   * own memory, its values copied there first, keeping its identity: the optimizers gather parameters into one
+   * flat buffer this way (optim/flat.ts), so that the tensors a module and its users hold stay the same objects.
+   * Other views of the old memory keep it; the caller makes sure there are none.
+   */
+  relocate(place: Tensor): void {
+    this.assertLive("relocate");
+    place.assertLive("relocate");
+    if (place.dtype !== this.dtype || place.device !== this.device || !sameShape(place.shape, this.shape) || !place.isContiguous()) {
+      throw new LLTMError("INTERNAL", `relocate: ${place} cannot hold ${this}`);
+    }
+    if (place.storage === this.storage && place.offset === this.offset && sameShape(place.strides, this.strides)) return;
+    copies.copyFrom(place, this);
+    place.storage.retain();
+    this.storage.release();
+    const self = this as Relocatable;
+    self.storage = place.storage;
+    self.offset = place.offset;
+    self.strides = place.strides;
+    // Descriptors are cached by id on the rule that a view never changes: this is a new view.
+    self.id = newDescribableId();
+  }
+
   /** A new tensor viewing this one's memory (another reference to it) with these sizes, strides and offset. */
   viewWith(shape: readonly number[], strides: readonly number[], offset: number): Tensor {
     this.storage.retain();
@@ -433,6 +457,9 @@ export class Tensor implements native.NativeTensor {
     return d;
   }
 }
+
+/** What relocate() changes of a tensor, otherwise fixed at construction. */
+type Relocatable = { -readonly [K in "id" | "storage" | "offset" | "strides"]: Tensor[K] };
 
 /** A tensor's part in autograd (Tensor.tape). */
 class TapeState {
