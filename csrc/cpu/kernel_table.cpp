@@ -21,6 +21,8 @@ constexpr Kernels table() {
 #ifdef LLTM_HAVE_BF16_KERNELS
   k.run_bf16[LLTM_OP_FORWARD] = &run_FORWARD_bf16;
   k.run_bf16[LLTM_OP_BACKWARD] = &run_BACKWARD_bf16;
+  k.run_bf16[LLTM_OP_SEQUENCE_FORWARD] = &run_SEQUENCE_FORWARD_bf16;
+  k.run_bf16[LLTM_OP_SEQUENCE_BACKWARD] = &run_SEQUENCE_BACKWARD_bf16;
 #endif
   return k;
 }

@@ -17,7 +17,8 @@ namespace lltm::cpu {
 
 // Indexed by op id; the calls arrive validated, their float tensors in call.compute.
 // run_bf16 holds the ops with a kernel of their own for calls whose float
-// tensors are all bfloat16 and contiguous (call.compute is then LLTM_BFLOAT16),
+// tensors are all bfloat16 and contiguous (the others, a reserve's bytes or
+// int32 lengths, as the op takes them) (call.compute is then LLTM_BFLOAT16),
 // null elsewhere; they need AVX512_BF16, which isa_dispatch.cpp checks.
 struct Kernels {
   void (*run[LLTM_OP_END])(const OpCall& call);
@@ -40,6 +41,9 @@ namespace LLTM_ISA_NAMESPACE {
 // The bfloat16 step on AVX512_BF16 (lltm_bf16.cpp; the AVX-512 variant only: bf16_gemm.h).
 void run_FORWARD_bf16(const OpCall& call);
 void run_BACKWARD_bf16(const OpCall& call);
+// Whole sequences in bfloat16 on AVX512_BF16 (sequence_bf16.cpp; likewise).
+void run_SEQUENCE_FORWARD_bf16(const OpCall& call);
+void run_SEQUENCE_BACKWARD_bf16(const OpCall& call);
 
 // The kernels the ops' files adapt (lltm_cpu.cpp, sequence_cpu.cpp, elementwise_cpu.cpp).
 void lltm_forward(const ForwardArgs& args, int32_t dtype);

@@ -6,7 +6,7 @@
 // through float32.
 #include "kernels.h"
 
-#include "bf16_gemm.h"
+#include "bf16_rows.h"
 
 #ifdef LLTM_HAVE_BF16_KERNELS
 
@@ -35,28 +35,8 @@ T* buffer(size_t count, int slot) {
 const uint16_t* in(const lltm_tensor* t) { return static_cast<const uint16_t*>(t->data); }
 uint16_t* out(const lltm_tensor* t) { return static_cast<uint16_t*>(t->data); }
 
-// Sixteen bfloat16 widened to float32, and float32 rounded to bfloat16 (nearest even).
-LLTM_BF16_TARGET inline FloatVector load16(const uint16_t* p) {
-  // (The masked forms: GCC 12's unmasked ones read an undefined register and warn.)
-  const __m512i w = _mm512_maskz_cvtepu16_epi32(__mmask16(0xFFFF), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-  return reinterpret_cast<FloatVector>(_mm512_maskz_slli_epi32(__mmask16(0xFFFF), w, 16));
-}
-LLTM_BF16_TARGET inline void store16(uint16_t* p, FloatVector v) {
-  const __m256bh h = _mm512_cvtneps_pbh(reinterpret_cast<__m512>(v));
-  std::memcpy(p, &h, sizeof h);
-}
-
-// Rows of a tile as bfloat16: dst[k] = tile[k] (+ dst[k] when add) for k < n, two vectors at a time.
-LLTM_BF16_TARGET inline void store_tile_row(uint16_t* dst, const float* tile, int64_t n, bool add) {
-  constexpr int L = Vector<float>::lanes;
-  int64_t k = 0;
-  for (; k + L <= n; k += L) {
-    FloatVector v = load<FloatVector>(tile + k);
-    if (add) v += load16(dst + k);
-    store16(dst + k, v);
-  }
-  for (; k < n; ++k) dst[k] = bf16::bits_of((add ? bf16::value(dst[k]) : 0.0f) + tile[k]);
-}
+using bf16::load16;
+using bf16::store16;
 
 LLTM_BF16_TARGET void forward(const ForwardArgs& args) {
   const int64_t B = args.n.batch, F = args.n.features, S = args.n.state, K = S + F, G = 3 * S;
@@ -217,8 +197,8 @@ LLTM_BF16_TARGET void backward(const BackwardArgs& args) {
         const int64_t in_h = std::max<int64_t>(0, std::min<int64_t>(cols, S - j0));
         for (int64_t i = 0; i < std::min<int64_t>(kMR, B - r0); ++i) {
           const int64_t b = r0 + i;
-          if (in_h > 0) store_tile_row(d_old_h + b * S + j0, tile + i * kNR, in_h, false);
-          if (in_h < cols) store_tile_row(d_input + b * F + j0 + in_h - S, tile + i * kNR + in_h, cols - in_h, false);
+          if (in_h > 0) bf16::store_row(d_old_h + b * S + j0, tile + i * kNR, in_h, false);
+          if (in_h < cols) bf16::store_row(d_input + b * F + j0 + in_h - S, tile + i * kNR + in_h, cols - in_h, false);
         }
       }
       bf16::pack_rows(X, K, B, K, j0, xq);
@@ -226,7 +206,7 @@ LLTM_BF16_TARGET void backward(const BackwardArgs& args) {
         for (int i = 0; i < kMR; ++i) a[i] = dgt + std::min(r0 + i, G - 1) * b2;
         bf16::tile(b2, a, xq, tile, kNR);
         for (int64_t i = 0; i < std::min<int64_t>(kMR, G - r0); ++i)
-          store_tile_row(d_weights + (r0 + i) * K + j0, tile + i * kNR, cols, args.accumulate);
+          bf16::store_row(d_weights + (r0 + i) * K + j0, tile + i * kNR, cols, args.accumulate);
       }
     }
   });
