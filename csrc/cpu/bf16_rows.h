@@ -44,6 +44,21 @@ LLTM_BF16_TARGET inline void load_row(float* dst, const uint16_t* src, int64_t n
   for (; k < n; ++k) dst[k] = value(src[k]);
 }
 
+// out[k] = pair(lo[k], hi[k]) for k < n: two rows as the words of a product along them (hi null: zeros).
+LLTM_BF16_TARGET inline void pair_rows(const uint16_t* lo, const uint16_t* hi, int64_t n, uint32_t* out) {
+  int64_t k = 0;
+  for (; k + 16 <= n; k += 16) {
+    const __m512i l = _mm512_maskz_cvtepu16_epi32(__mmask16(0xFFFF), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lo + k)));
+    __m512i w = l;
+    if (hi != nullptr) {
+      const __m512i h = _mm512_maskz_cvtepu16_epi32(__mmask16(0xFFFF), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hi + k)));
+      w = _mm512_or_si512(l, _mm512_maskz_slli_epi32(__mmask16(0xFFFF), h, 16));
+    }
+    _mm512_storeu_si512(out + k, w);
+  }
+  for (; k < n; ++k) out[k] = pair(lo[k], hi != nullptr ? hi[k] : 0);
+}
+
 }  // namespace lltm::cpu::LLTM_ISA_NAMESPACE::bf16
 
 #endif

@@ -323,15 +323,21 @@ LLTM_BF16_TARGET void backward(const SequenceBackwardArgs& a) {
   }
 
   const auto* const dg_rows = reinterpret_cast<const uint32_t*>(dg_all);
-  // dG^T as G rows of r2 pairs along the T*B rows (an odd count's last pair padded with zero).
-  uint32_t* const dgt = buffer<uint32_t>(kGateGradsT, size_t(G * r2));
-  parallel(parts_for(double(R) * G), [&](int part, int n_parts) {
+  // dG^T as G rows of r2 pairs along the T*B rows (an odd count's last pair padded with zero), rows a
+  // cache line more than a power of two apart so that a column of them does not share one cache set.
+  const int64_t ldt = (r2 + 15) / 16 * 16 + 16;
+  uint32_t* const dgt = buffer<uint32_t>(kGateGradsT, size_t(G * ldt));
+  parallel(parts_for(double(R) * G), [&](int part, int n_parts) LLTM_BF16_TARGET {
     int64_t c0, c1;
-    split_range(G, 64, part, n_parts, c0, c1);
-    for (int64_t q = 0; q < r2; ++q) {
-      const uint16_t* lo = dg_all + 2 * q * ldd;
-      const uint16_t* hi = 2 * q + 1 < R ? lo + ldd : nullptr;
-      for (int64_t c = c0; c < c1; ++c) dgt[c * r2 + q] = bf16::pair(lo[c], hi != nullptr ? hi[c] : 0);
+    split_range(G, kNR, part, n_parts, c0, c1);
+    alignas(64) uint32_t w[kNR];
+    for (int64_t c = c0; c < c1; c += kNR) {
+      const int64_t cols = std::min<int64_t>(kNR, c1 - c);
+      for (int64_t q = 0; q < r2; ++q) {
+        const uint16_t* lo = dg_all + 2 * q * ldd + c;
+        bf16::pair_rows(lo, 2 * q + 1 < R ? lo + ldd : nullptr, cols, w);
+        for (int64_t j = 0; j < cols; ++j) dgt[(c + j) * ldt + q] = w[j];
+      }
     }
   });
 
@@ -346,9 +352,17 @@ LLTM_BF16_TARGET void backward(const SequenceBackwardArgs& a) {
     // Whole row blocks: a tile writes kMR rows.
     float* const sums = buffer<float>(kPartSums, size_t((G + kMR - 1) / kMR * kMR * kNR));
     const uint32_t* rows[kMR];
-    auto X = [&](int64_t r, int64_t j) -> uint16_t {
-      if (j >= S) return x[r * F + j - S];
-      return r < B ? h0[r * S + j] : bf16::bits_of(h_all[(r - B) * S + j]);
+    // Row r of X = [h_{t-1}, x_t] at columns [j0, j0 + cols) as bfloat16.
+    alignas(64) uint16_t x_rows[2][kNR];
+    auto x_row = [&](int64_t r, int64_t j0, int64_t cols, uint16_t* dst) LLTM_BF16_TARGET {
+      const int64_t nh = std::max<int64_t>(0, std::min(S, j0 + cols) - j0);
+      if (nh > 0) {
+        if (r < B)
+          std::memcpy(dst, h0 + r * S + j0, size_t(nh) * 2);
+        else
+          bf16::store_row(dst, h_all + (r - B) * S + j0, nh, false);
+      }
+      if (nh < cols) std::memcpy(dst + nh, x + r * F + j0 + nh - S, size_t(cols - nh) * 2);
     };
     for (int64_t p = p0; p < p1; ++p) {
       const int64_t j0 = p * kNR, cols = std::min<int64_t>(kNR, K - j0);
@@ -356,13 +370,13 @@ LLTM_BF16_TARGET void backward(const SequenceBackwardArgs& a) {
         const int64_t kw = std::min(kSumBlock, r2 - w0);
         for (int64_t q = 0; q < kw; ++q) {
           const int64_t r = 2 * (w0 + q);
-          uint32_t* const word = panel + q * kNR;
-          for (int64_t jj = 0; jj < cols; ++jj)
-            word[jj] = bf16::pair(X(r, j0 + jj), r + 1 < R ? X(r + 1, j0 + jj) : 0);
-          for (int64_t jj = cols; jj < kNR; ++jj) word[jj] = 0;
+          for (auto& row : x_rows) std::fill(row + cols, row + kNR, uint16_t(0));
+          x_row(r, j0, cols, x_rows[0]);
+          if (r + 1 < R) x_row(r + 1, j0, cols, x_rows[1]);
+          bf16::pair_rows(x_rows[0], r + 1 < R ? x_rows[1] : nullptr, kNR, panel + q * kNR);
         }
         for (int64_t r0 = 0; r0 < G; r0 += kMR) {
-          row_block(rows, dgt + w0, r2, r0, G);
+          row_block(rows, dgt + w0, ldt, r0, G);
           bf16::tile(kw, rows, panel, sums + r0 * kNR, kNR, w0 > 0);
         }
       }
