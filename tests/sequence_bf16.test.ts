@@ -5,7 +5,8 @@
  * are staged through float32) against the float64 reference on the same
  * rounded inputs: T up to 70, sizes across the 8-row tiles, the 32-unit
  * panels and the 16-lane vectors, odd pairs (S, F, T*B), with and without
- * lengths and each optional gradient, and views that send the forward and
+ * lengths and each optional gradient, parameter gradients accumulated in
+ * bfloat16 or float32 (mixed precision's), and views that send the forward and
  * the backward down different paths (a strided gradient stages the backward
  * only), which read one another's reserve.
  *
@@ -24,7 +25,7 @@
  */
 import fc from "fast-check";
 
-import { lltmSequenceBackward, lltmSequenceBackwardAccumulate, lltmSequenceForward, Tensor } from "../ts/index.ts";
+import { type DType, lltmSequenceBackward, lltmSequenceBackwardAccumulate, lltmSequenceForward, Tensor } from "../ts/index.ts";
 import { assert, assertEquals, test } from "./harness.ts";
 import { makeInput } from "./helpers.ts";
 import {
@@ -51,12 +52,13 @@ const engineCase = sequenceCase.chain((c) =>
     gradOutputs: view,
     given: fc.record({ outputs: fc.boolean(), lastH: fc.boolean(), lastCell: fc.boolean() }),
     accumulate: fc.boolean(),
+    paramGrads: fc.constantFrom<DType>("bfloat16", "float32"),
     seed: fc.integer({ min: 0, max: 1 << 20 }),
   })
 );
 
 test("bfloat16 sequences match the float64 reference on the same rounded inputs", () => {
-  const property = fc.property(engineCase, ({ c, lengths, inputs: inputsLayout, gradOutputs: gradLayout, given, accumulate, seed }) => {
+  const property = fc.property(engineCase, ({ c, lengths, inputs: inputsLayout, gradOutputs: gradLayout, given, accumulate, paramGrads, seed }) => {
     const { steps: T, batch: B, features: F, state: S } = c;
     const dt = "bfloat16";
     using inputs = makeSequence([T, B, F], inputsLayout, seed, dt, "cpu");
@@ -69,7 +71,7 @@ test("bfloat16 sequences match the float64 reference on the same rounded inputs"
     using gradLastCell = given.lastCell ? makeInput([B, S], "contiguous", seed + 7, dt) : undefined;
     using len = lengths && int32(lengths);
     const options = len ? { lengths: len } : {};
-    const at = `T=${T} ${B}x${F}x${S} lengths=${lengths} inputs ${inputsLayout} gradOutputs ${gradLayout} ${JSON.stringify(given)} accumulate ${accumulate}`;
+    const at = `T=${T} ${B}x${F}x${S} lengths=${lengths} inputs ${inputsLayout} gradOutputs ${gradLayout} ${JSON.stringify(given)} accumulate ${accumulate ? `into ${paramGrads}` : false}`;
 
     using fw = lltmSequenceForward(inputs, weights, bias, h0, c0, options);
     const ref = referenceSequence(inputs, weights, bias, h0, c0, gradOutputs, gradLastH, gradLastCell, lengths);
@@ -83,9 +85,10 @@ test("bfloat16 sequences match the float64 reference on the same rounded inputs"
       assertEquals(Array.from(inference[name].toTypedArray()), Array.from(fw[name].toTypedArray()), `${at}: inference ${name} is training's`);
     }
 
-    // Accumulating into gradients that hold the reference's once: the result is twice it.
-    using dWeights = accumulate ? Tensor.fromTypedArray(Float32Array.from(ref.dWeights), [3 * S, S + F], { dtype: dt }) : undefined;
-    using dBias = accumulate ? Tensor.fromTypedArray(Float32Array.from(ref.dBias), [3 * S], { dtype: dt }) : undefined;
+    // Accumulating into gradients that hold the reference's once (bfloat16, or float32 as mixed
+    // precision keeps them beside bfloat16 weights): the result is twice it.
+    using dWeights = accumulate ? Tensor.fromTypedArray(Float32Array.from(ref.dWeights), [3 * S, S + F], { dtype: paramGrads }) : undefined;
+    using dBias = accumulate ? Tensor.fromTypedArray(Float32Array.from(ref.dBias), [3 * S], { dtype: paramGrads }) : undefined;
     using bw = accumulate
       ? lltmSequenceBackwardAccumulate(gradOutputs, gradLastH, gradLastCell, fw.reserve!, inputs, weights, h0, dWeights!, dBias!, options)
       : undefined;

@@ -20,9 +20,13 @@ namespace lltm::cpu {
 // tensors are all bfloat16 and contiguous (the others, a reserve's bytes or
 // int32 lengths, as the op takes them) (call.compute is then LLTM_BFLOAT16),
 // null elsewhere; they need AVX512_BF16, which isa_dispatch.cpp checks.
+// run_bf16_float32_slots: the slots (bits) a bfloat16 kernel also takes in
+// float32, the parameter gradients that mixed precision keeps in float32
+// beside bfloat16 weights.
 struct Kernels {
   void (*run[LLTM_OP_END])(const OpCall& call);
   void (*run_bf16[LLTM_OP_END])(const OpCall& call);
+  uint32_t run_bf16_float32_slots[LLTM_OP_END];
 };
 
 #ifdef LLTM_ISA_NAMESPACE

@@ -1,8 +1,9 @@
 // Whole sequences in bfloat16 on AVX512_BF16 (lltm_sequence_forward /
 // _backward on calls whose float tensors are all bfloat16 and contiguous,
-// api/run.cpp): every product on vdpbf16ps (bf16_gemm.h: bfloat16 operands,
-// float32 sums), the cell's math and the carried cell state in float32,
-// every argument read and written in bfloat16 where it lives.
+// the backward's d_weights and d_bias also float32: api/run.cpp): every
+// product on vdpbf16ps (bf16_gemm.h: bfloat16 operands, float32 sums), the
+// cell's math and the carried cell state in float32, every argument read and
+// written in its own type where it lives.
 //
 // The engine is sequence_cpu.cpp's, with its reserve kept in float32 and laid
 // out as that engine keeps it (sequence_units.h), so that a forward run here
@@ -74,6 +75,17 @@ struct Sizes {
 
 const uint16_t* in(const lltm_tensor* t) { return t != nullptr ? static_cast<const uint16_t*>(t->data) : nullptr; }
 uint16_t* out(const lltm_tensor* t) { return static_cast<uint16_t*>(t->data); }
+
+// A parameter gradient's elements [at, at + n) = src (+ what they hold when add), in its own type:
+// bfloat16 (rounded once), or float32 (mixed precision's gradients beside bfloat16 weights).
+LLTM_BF16_TARGET void store_gradient(const lltm_tensor& t, int64_t at, const float* src, int64_t n, bool add) {
+  if (t.dtype == LLTM_BFLOAT16) {
+    bf16::store_row(out(&t) + at, src, n, add);
+    return;
+  }
+  float* dst = static_cast<float*>(t.data) + at;
+  for (int64_t k = 0; k < n; ++k) dst[k] = add ? dst[k] + src[k] : src[k];
+}
 
 // The kMR row pointers of rows [r0, r0 + kMR) of `rows` (ld words apart); rows past `n` repeat the last.
 void row_block(const uint32_t** a, const uint32_t* rows, int64_t ld, int64_t r0, int64_t n) {
@@ -343,7 +355,6 @@ LLTM_BF16_TARGET void backward(const SequenceBackwardArgs& a) {
 
   // d_weights rows n, columns in panels of kNR: sum over row pairs of dG^T's pairs times
   // X = [h_{t-1}, x_t]'s pairs, h_{t-1} being h0 (t = 0) or the reserve's h rounded as its product read it.
-  uint16_t* const d_weights = out(a.d_weights);
   parallel(parts_for(double(R) * G * K), [&](int part, int n_parts) LLTM_BF16_TARGET {
     int64_t p0, p1;
     split_range(KQ, 1, part, n_parts, p0, p1);
@@ -380,7 +391,7 @@ LLTM_BF16_TARGET void backward(const SequenceBackwardArgs& a) {
           bf16::tile(kw, rows, panel, sums + r0 * kNR, kNR, w0 > 0);
         }
       }
-      for (int64_t c = 0; c < G; ++c) bf16::store_row(d_weights + c * K + j0, sums + c * kNR, cols, a.accumulate);
+      for (int64_t c = 0; c < G; ++c) store_gradient(*a.d_weights, c * K + j0, sums + c * kNR, cols, a.accumulate);
     }
   });
 
@@ -401,8 +412,7 @@ LLTM_BF16_TARGET void backward(const SequenceBackwardArgs& a) {
             });
   });
 
-  uint16_t* const d_bias = out(a.d_bias);
-  bf16::store_row(d_bias, bias_sums, G, a.accumulate);
+  store_gradient(*a.d_bias, 0, bias_sums, G, a.accumulate);
   for (int64_t b = 0; b < B; ++b) bf16::store_row(out(a.d_c0) + b * S, dc + b * S, S, false);
 }
 
