@@ -9,6 +9,7 @@
 
 #include <cstring>
 
+#include "../lltm.h"
 #include "vector_math.h"
 
 namespace lltm::cpu::LLTM_ISA_NAMESPACE::bf16 {
@@ -34,6 +35,17 @@ LLTM_BF16_TARGET inline void store_row(uint16_t* dst, const float* src, int64_t 
     store16(dst + k, v);
   }
   for (; k < n; ++k) dst[k] = bits_of((add ? value(dst[k]) : 0.0f) + src[k]);
+}
+
+// A parameter gradient's elements [at, at + n) = src (+ what they hold when add), in its own type:
+// bfloat16 (rounded once), or float32 (mixed precision's gradients beside bfloat16 weights).
+LLTM_BF16_TARGET inline void store_gradient(const lltm_tensor& t, int64_t at, const float* src, int64_t n, bool add) {
+  if (t.dtype == LLTM_BFLOAT16) {
+    store_row(static_cast<uint16_t*>(t.data) + at, src, n, add);
+    return;
+  }
+  float* dst = static_cast<float*>(t.data) + at;
+  for (int64_t k = 0; k < n; ++k) dst[k] = add ? dst[k] + src[k] : src[k];
 }
 
 // dst[k] = src[k] widened to float32, k < n.

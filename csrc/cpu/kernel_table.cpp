@@ -24,6 +24,7 @@ constexpr Kernels table() {
   k.run_bf16[LLTM_OP_BACKWARD] = &run_BACKWARD_bf16;
   k.run_bf16[LLTM_OP_SEQUENCE_FORWARD] = &run_SEQUENCE_FORWARD_bf16;
   k.run_bf16[LLTM_OP_SEQUENCE_BACKWARD] = &run_SEQUENCE_BACKWARD_bf16;
+  k.run_bf16_float32_slots[LLTM_OP_BACKWARD] = 1u << slots::BACKWARD::d_weights | 1u << slots::BACKWARD::d_bias;
   k.run_bf16_float32_slots[LLTM_OP_SEQUENCE_BACKWARD] =
       1u << slots::SEQUENCE_BACKWARD::d_weights | 1u << slots::SEQUENCE_BACKWARD::d_bias;
 #endif

@@ -76,17 +76,6 @@ struct Sizes {
 const uint16_t* in(const lltm_tensor* t) { return t != nullptr ? static_cast<const uint16_t*>(t->data) : nullptr; }
 uint16_t* out(const lltm_tensor* t) { return static_cast<uint16_t*>(t->data); }
 
-// A parameter gradient's elements [at, at + n) = src (+ what they hold when add), in its own type:
-// bfloat16 (rounded once), or float32 (mixed precision's gradients beside bfloat16 weights).
-LLTM_BF16_TARGET void store_gradient(const lltm_tensor& t, int64_t at, const float* src, int64_t n, bool add) {
-  if (t.dtype == LLTM_BFLOAT16) {
-    bf16::store_row(out(&t) + at, src, n, add);
-    return;
-  }
-  float* dst = static_cast<float*>(t.data) + at;
-  for (int64_t k = 0; k < n; ++k) dst[k] = add ? dst[k] + src[k] : src[k];
-}
-
 // The kMR row pointers of rows [r0, r0 + kMR) of `rows` (ld words apart); rows past `n` repeat the last.
 void row_block(const uint32_t** a, const uint32_t* rows, int64_t ld, int64_t r0, int64_t n) {
   for (int i = 0; i < kMR; ++i) a[i] = rows + std::min<int64_t>(r0 + i, n - 1) * ld;
@@ -391,7 +380,7 @@ LLTM_BF16_TARGET void backward(const SequenceBackwardArgs& a) {
           bf16::tile(kw, rows, panel, sums + r0 * kNR, kNR, w0 > 0);
         }
       }
-      for (int64_t c = 0; c < G; ++c) store_gradient(*a.d_weights, c * K + j0, sums + c * kNR, cols, a.accumulate);
+      for (int64_t c = 0; c < G; ++c) bf16::store_gradient(*a.d_weights, c * K + j0, sums + c * kNR, cols, a.accumulate);
     }
   });
 
@@ -412,7 +401,7 @@ LLTM_BF16_TARGET void backward(const SequenceBackwardArgs& a) {
             });
   });
 
-  store_gradient(*a.d_bias, 0, bias_sums, G, a.accumulate);
+  bf16::store_gradient(*a.d_bias, 0, bias_sums, G, a.accumulate);
   for (int64_t b = 0; b < B; ++b) bf16::store_row(out(a.d_c0) + b * S, dc + b * S, S, false);
 }
 
