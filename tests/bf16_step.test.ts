@@ -5,7 +5,8 @@
  * inputs, at sizes that cross their edges: K = S + F odd (a pair padded with
  * zero), batches not a multiple of the 8-row tiles, state sizes across the
  * 32-unit column panels and the 16-lane vectors, and the accumulating
- * backward.
+ * backward, into bfloat16 gradients or float32 ones (mixed precision's,
+ * beside bfloat16 weights).
  *
  * Tolerances, in the norm-based error of tests/helpers.ts: each forward
  * output is rounded once to bfloat16 from float32 sums of exact products
@@ -35,8 +36,8 @@ const randn = (shape: number[], seed: number, scale = 1) => {
 test("bfloat16 step forward and backward across the kernels' tile edges match the float64 reference", () => {
   fc.assert(
     fc.property(
-      fc.integer({ min: 1, max: 20 }), fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 70 }), fc.boolean(), fc.nat(1 << 20),
-      (B, F, S, accumulate, s) => {
+      fc.integer({ min: 1, max: 20 }), fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 70 }), fc.boolean(), fc.boolean(), fc.nat(1 << 20),
+      (B, F, S, accumulate, wideGrads, s) => {
         using input = randn([B, F], s), oldH = randn([B, S], s + 3), oldCell = randn([B, S], s + 4);
         using weights = randn([3 * S, S + F], s + 1, 1 / Math.sqrt(S + F)), bias = randn([3 * S], s + 2);
         using fw = lltmForward(input, weights, bias, oldH, oldCell);
@@ -57,9 +58,11 @@ test("bfloat16 step forward and backward across the kernels' tile edges match th
           return;
         }
         // Added into gradients holding a first copy of the reference's: the result is twice it.
-        using dWeights = Tensor.fromTypedArray(Float32Array.from(rg.dWeights.data), [3 * S, S + F], { dtype: "bfloat16" });
-        using dBias = Tensor.fromTypedArray(Float32Array.from(rg.dBias.data), [3 * S], { dtype: "bfloat16" });
+        const gradType = wideGrads ? "float32" : "bfloat16";
+        using dWeights = Tensor.fromTypedArray(Float32Array.from(rg.dWeights.data), [3 * S, S + F], { dtype: gradType });
+        using dBias = Tensor.fromTypedArray(Float32Array.from(rg.dBias.data), [3 * S], { dtype: gradType });
         using g = lltmBackwardAccumulate(gradH, gradCell, ...saved, weights, dWeights, dBias);
+        assert(dWeights.dtype === gradType && dBias.dtype === gradType, `gradients stay ${gradType}`);
         close(`accumulated dWeights ${what}`, dWeights, rg.dWeights.data.map((v) => 2 * v), backwardTol);
         close(`accumulated dBias ${what}`, dBias, rg.dBias.data.map((v) => 2 * v), backwardTol);
         close(`dOldH ${what}`, g.dOldH, rg.dOldH.data, backwardTol);

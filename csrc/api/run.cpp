@@ -70,13 +70,18 @@ bool runs_in_half(ops::Checking& c, const DeviceBackend* backend) {
   return true;
 }
 
-// A CPU call whose tensors are all bfloat16 and contiguous, of an op with a bfloat16 kernel this CPU
-// can run, goes to that kernel as it is, with no float32 copies.
+// A CPU call whose FLOAT tensors are all bfloat16 and contiguous (or float32 where the kernel takes
+// that too: mixed precision's parameter gradients), of an op with a bfloat16 kernel this CPU can run,
+// goes to that kernel as it is, with no float32 copies (its other tensors, a reserve's bytes or int32
+// lengths, as the op takes them).
 bool run_bf16(ops::Checking& c) {
   if (!cpu::has_bf16_kernel(c.op.id, c.fn)) return false;
+  const uint32_t wide = cpu::bf16_float32_slots(c.op.id, c.fn);
   for (int k = 0; k < c.op.n_slots; ++k) {
     const lltm_tensor* t = c.call.tensors[k];
-    if (t != nullptr && (t->dtype != LLTM_BFLOAT16 || !is_contiguous(*t))) return false;
+    if (t == nullptr || !is_float_dtype(t->dtype)) continue;
+    const bool typed = t->dtype == LLTM_BFLOAT16 || (t->dtype == LLTM_FLOAT32 && (wide >> k & 1u) != 0);
+    if (!typed || !is_contiguous(*t)) return false;
   }
   OpCall call = c.call;
   call.compute = LLTM_BFLOAT16;

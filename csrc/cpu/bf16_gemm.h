@@ -35,12 +35,16 @@ inline uint16_t bits_of(float f) { return to_bfloat16(f).bits; }
 inline uint32_t pair(uint16_t lo, uint16_t hi) { return uint32_t(lo) | uint32_t(hi) << 16; }
 
 // The kMR x kNR float tile at c (rows ldc apart) = sum over q < k2 of the pairs of rows a[i] (q-th
-// word at a[i][q]) times the packed panel bp (kNR words a step). Rows of a past the edge may repeat a row.
+// word at a[i][q]) times the packed panel bp (kNR words a step), added to what c holds when `add`
+// (a sum split along q). Rows of a past the edge may repeat a row.
 LLTM_BF16_TARGET __attribute__((noinline)) inline void tile(int64_t k2, const uint32_t* const* a, const uint32_t* bp,
-                                                            float* c, int64_t ldc) {
+                                                            float* c, int64_t ldc, bool add = false) {
   __m512 acc[kMR][2];
 #pragma GCC unroll 8
-  for (int i = 0; i < kMR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  for (int i = 0; i < kMR; ++i) {
+    acc[i][0] = add ? _mm512_loadu_ps(c + i * ldc) : _mm512_setzero_ps();
+    acc[i][1] = add ? _mm512_loadu_ps(c + i * ldc + 16) : _mm512_setzero_ps();
+  }
   const uint32_t* r[kMR];
 #pragma GCC unroll 8
   for (int i = 0; i < kMR; ++i) r[i] = a[i];

@@ -123,6 +123,8 @@ bool has_bf16_kernel(int32_t op, const char* fn) {
   return dot_product && active(fn).run_bf16[op] != nullptr;
 }
 
+uint32_t bf16_float32_slots(int32_t op, const char* fn) { return active(fn).run_bf16_float32_slots[op]; }
+
 void run_bf16(const OpCall& call, const char* fn) { active(fn).run_bf16[call.op](call); }
 
 void copy(const lltm_tensor& dst, const lltm_tensor& src, const char* fn) {

@@ -17,11 +17,16 @@ namespace lltm::cpu {
 
 // Indexed by op id; the calls arrive validated, their float tensors in call.compute.
 // run_bf16 holds the ops with a kernel of their own for calls whose float
-// tensors are all bfloat16 and contiguous (call.compute is then LLTM_BFLOAT16),
+// tensors are all bfloat16 and contiguous (the others, a reserve's bytes or
+// int32 lengths, as the op takes them) (call.compute is then LLTM_BFLOAT16),
 // null elsewhere; they need AVX512_BF16, which isa_dispatch.cpp checks.
+// run_bf16_float32_slots: the slots (bits) a bfloat16 kernel also takes in
+// float32, the parameter gradients that mixed precision keeps in float32
+// beside bfloat16 weights.
 struct Kernels {
   void (*run[LLTM_OP_END])(const OpCall& call);
   void (*run_bf16[LLTM_OP_END])(const OpCall& call);
+  uint32_t run_bf16_float32_slots[LLTM_OP_END];
 };
 
 #ifdef LLTM_ISA_NAMESPACE
@@ -40,6 +45,9 @@ namespace LLTM_ISA_NAMESPACE {
 // The bfloat16 step on AVX512_BF16 (lltm_bf16.cpp; the AVX-512 variant only: bf16_gemm.h).
 void run_FORWARD_bf16(const OpCall& call);
 void run_BACKWARD_bf16(const OpCall& call);
+// Whole sequences in bfloat16 on AVX512_BF16 (sequence_bf16.cpp; likewise).
+void run_SEQUENCE_FORWARD_bf16(const OpCall& call);
+void run_SEQUENCE_BACKWARD_bf16(const OpCall& call);
 
 // The kernels the ops' files adapt (lltm_cpu.cpp, sequence_cpu.cpp, elementwise_cpu.cpp).
 void lltm_forward(const ForwardArgs& args, int32_t dtype);

@@ -1,12 +1,12 @@
 // The LLTM step in bfloat16 on AVX512_BF16: the products on vdpbf16ps
 // (bf16_gemm.h: bfloat16 operands, float32 sums), the cell's pointwise math in
-// float32, every tensor read and written in bfloat16 where it lives, with
-// no float32 copy of the operands. For calls whose tensors are all
-// bfloat16 and contiguous (api/run.cpp); other bfloat16 calls are staged
-// through float32.
+// float32, every tensor read and written in its own type where it lives,
+// with no float32 copy of the operands. For calls whose tensors are all
+// bfloat16 and contiguous, the backward's d_weights and d_bias also float32
+// (api/run.cpp); other bfloat16 calls are staged through float32.
 #include "kernels.h"
 
-#include "bf16_gemm.h"
+#include "bf16_rows.h"
 
 #ifdef LLTM_HAVE_BF16_KERNELS
 
@@ -35,28 +35,8 @@ T* buffer(size_t count, int slot) {
 const uint16_t* in(const lltm_tensor* t) { return static_cast<const uint16_t*>(t->data); }
 uint16_t* out(const lltm_tensor* t) { return static_cast<uint16_t*>(t->data); }
 
-// Sixteen bfloat16 widened to float32, and float32 rounded to bfloat16 (nearest even).
-LLTM_BF16_TARGET inline FloatVector load16(const uint16_t* p) {
-  // (The masked forms: GCC 12's unmasked ones read an undefined register and warn.)
-  const __m512i w = _mm512_maskz_cvtepu16_epi32(__mmask16(0xFFFF), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-  return reinterpret_cast<FloatVector>(_mm512_maskz_slli_epi32(__mmask16(0xFFFF), w, 16));
-}
-LLTM_BF16_TARGET inline void store16(uint16_t* p, FloatVector v) {
-  const __m256bh h = _mm512_cvtneps_pbh(reinterpret_cast<__m512>(v));
-  std::memcpy(p, &h, sizeof h);
-}
-
-// Rows of a tile as bfloat16: dst[k] = tile[k] (+ dst[k] when add) for k < n, two vectors at a time.
-LLTM_BF16_TARGET inline void store_tile_row(uint16_t* dst, const float* tile, int64_t n, bool add) {
-  constexpr int L = Vector<float>::lanes;
-  int64_t k = 0;
-  for (; k + L <= n; k += L) {
-    FloatVector v = load<FloatVector>(tile + k);
-    if (add) v += load16(dst + k);
-    store16(dst + k, v);
-  }
-  for (; k < n; ++k) dst[k] = bf16::bits_of((add ? bf16::value(dst[k]) : 0.0f) + tile[k]);
-}
+using bf16::load16;
+using bf16::store16;
 
 LLTM_BF16_TARGET void forward(const ForwardArgs& args) {
   const int64_t B = args.n.batch, F = args.n.features, S = args.n.state, K = S + F, G = 3 * S;
@@ -142,7 +122,7 @@ LLTM_BF16_TARGET void backward(const BackwardArgs& args) {
   const uint16_t *grad_h = in(args.grad_h), *grad_cell = in(args.grad_cell), *new_cell = in(args.new_cell);
   const uint16_t *ig = in(args.input_gate), *og = in(args.output_gate), *cc = in(args.candidate_cell);
   const uint16_t *gw = in(args.gate_weights), *W = in(args.weights), *X = in(args.X);
-  uint16_t *d_old_cell = out(args.d_old_cell), *d_bias = out(args.d_bias), *d_weights = out(args.d_weights);
+  uint16_t* d_old_cell = out(args.d_old_cell);
   uint16_t *d_old_h = out(args.d_old_h), *d_input = out(args.d_input);
   const double product_work = 2.0 * B * G * K;
   constexpr int L = Vector<float>::lanes;
@@ -187,15 +167,15 @@ LLTM_BF16_TARGET void backward(const BackwardArgs& args) {
         sums[2 * len + u] += r.d_z;
       }
     }
-    for (int64_t gate = 0; gate < 3; ++gate)
+    for (int64_t gate = 0; gate < 3; ++gate) {
+      bf16::store_gradient(*args.d_bias, gate * S + s0, sums + gate * len, len, args.accumulate);
       for (int64_t u = 0; u < len; ++u) {
-        uint16_t& d = d_bias[gate * S + s0 + u];
-        d = bf16::bits_of((args.accumulate ? bf16::value(d) : 0.0f) + sums[gate * len + u]);
         // This part's rows of dG^T: gate unit i's pairs along the batch.
         const int64_t i = gate * S + s0 + u;
         for (int64_t q = 0; q < b2; ++q)
           dgt[i * b2 + q] = bf16::pair(dg[2 * q * ldd + i], 2 * q + 1 < B ? dg[(2 * q + 1) * ldd + i] : 0);
       }
+    }
   });
 
   // dX = dG W and d_weights = dG^T X, both split over the columns k: each part packs its own panels of W and X.
@@ -217,8 +197,8 @@ LLTM_BF16_TARGET void backward(const BackwardArgs& args) {
         const int64_t in_h = std::max<int64_t>(0, std::min<int64_t>(cols, S - j0));
         for (int64_t i = 0; i < std::min<int64_t>(kMR, B - r0); ++i) {
           const int64_t b = r0 + i;
-          if (in_h > 0) store_tile_row(d_old_h + b * S + j0, tile + i * kNR, in_h, false);
-          if (in_h < cols) store_tile_row(d_input + b * F + j0 + in_h - S, tile + i * kNR + in_h, cols - in_h, false);
+          if (in_h > 0) bf16::store_row(d_old_h + b * S + j0, tile + i * kNR, in_h, false);
+          if (in_h < cols) bf16::store_row(d_input + b * F + j0 + in_h - S, tile + i * kNR + in_h, cols - in_h, false);
         }
       }
       bf16::pack_rows(X, K, B, K, j0, xq);
@@ -226,7 +206,7 @@ LLTM_BF16_TARGET void backward(const BackwardArgs& args) {
         for (int i = 0; i < kMR; ++i) a[i] = dgt + std::min(r0 + i, G - 1) * b2;
         bf16::tile(b2, a, xq, tile, kNR);
         for (int64_t i = 0; i < std::min<int64_t>(kMR, G - r0); ++i)
-          store_tile_row(d_weights + (r0 + i) * K + j0, tile + i * kNR, cols, args.accumulate);
+          bf16::store_gradient(*args.d_weights, (r0 + i) * K + j0, tile + i * kNR, cols, args.accumulate);
       }
     }
   });

@@ -33,11 +33,11 @@
 
 #include "../accessor.h"
 #include "../dispatch.h"
-#include "../ops/refusals.h"
-#include "cell_slopes.h"
 #include "gemm.h"
 #include "kernels.h"
 #include "lltm_cpu.h"
+#include "sequence_lengths.h"
+#include "sequence_units.h"
 #include "thread_pool.h"
 #include "vector_math.h"
 
@@ -63,38 +63,11 @@ constexpr int64_t lane_width() {
   return std::is_same<T, float>::value ? Vector<float>::lanes : 1;
 }
 
-// One step for a group of units of one row: acc0..2 are the recurrent sums
-// of the three gates, gx the input sums (+ bias) at the gate-0 position of
-// the row (gates S apart). Training (Keep) stores the backward's factors in
-// place of gx, z sigma'(g0), tanh(c) sigma'(g1) and i elu'(g2), and
-// o tanh'(c) in `slope`, so that the backward loop only multiplies.
-template <bool Keep, typename F, typename T>
-inline void forward_unit(const T* acc0, const T* acc1, const T* acc2, T* gx, int64_t S, T* cell, T* h, T* slope) {
-  const Gates<F> g = gates<Keep>(load<F>(acc0) + load<F>(gx), load<F>(acc1) + load<F>(gx + S),
-                                 load<F>(acc2) + load<F>(gx + 2 * S));
-  const F c = load<F>(cell) + g.z * g.i;
-  const Tanh<F> t = tanh_of<Keep>(c);
-  store(cell, c);
-  store(h, t.t * g.o);
-  if (Keep) {
-    store(gx, g.z * g.d_i);
-    store(gx + S, t.t * g.d_o);
-    store(gx + 2 * S, g.i * g.d_z);
-    store(slope, g.o * t.d);
-  }
-}
-
-// The gradient of one step for a group of units of one row: from dh (of
-// h_t) and the carried dc (of c_t, replaced by that of c_{t-1}) to the gate
-// gradients dg (gates S apart), with the factors forward_unit kept.
 template <typename F, typename T>
-inline void backward_unit(const T* dh_in, const T* factors, const T* slope, int64_t S, T* dc, T* dg) {
-  const F dh = load<F>(dh_in);
-  const F d_cell = load<F>(slope) * dh + load<F>(dc);
-  store(dc, d_cell);
-  store(dg, load<F>(factors) * d_cell);
-  store(dg + S, load<F>(factors + S) * dh);
-  store(dg + 2 * S, load<F>(factors + 2 * S) * d_cell);
+inline void store_gate_gradients(T* dg, int64_t S, const GateGradients<F>& d) {
+  store(dg, d.i);
+  store(dg + S, d.o);
+  store(dg + 2 * S, d.z);
 }
 
 // The recurrent product of mr <= kTileRows rows against one packed panel,
@@ -133,24 +106,6 @@ template <typename T>
 void gather_rows(T* dst, const lltm_tensor& src) {
   copy(contiguous_like(src, dst), src, kEngine);
 }
-
-// Each sample's number of steps: lengths[b], or T for all without lengths.
-// Every length is checked before anything is written.
-class Lengths {
- public:
-  Lengths(const lltm_tensor* t, int64_t steps, const char* fn)
-      : data_(t != nullptr ? static_cast<const int32_t*>(t->data) : nullptr), stride_(t != nullptr ? t->strides[0] : 0),
-        steps_(steps) {
-    if (data_ == nullptr) return;
-    for (int64_t b = 0; b < t->sizes[0]; ++b)
-      if (data_[b * stride_] < 1 || data_[b * stride_] > steps) ops::refuse_length(fn, b, data_[b * stride_], steps);
-  }
-  int64_t operator[](int64_t b) const { return data_ != nullptr ? data_[b * stride_] : steps_; }
-
- private:
-  const int32_t* data_;
-  int64_t stride_, steps_;
-};
 
 // The sizes of one call's tiling: NR units per panel, Q panels.
 template <typename T, int NV>
@@ -369,9 +324,12 @@ void backward(const SequenceBackwardArgs& a) {
             }
             int64_t u = 0;
             for (; u + L <= nr; u += L)
-              backward_unit<Lane<T>>(tile + i * NR + u, factors + og + u, slope + o + u, S, dc + o + u, dg + og + u);
+              store_gate_gradients(dg + og + u, S,
+                                   backward_unit(load<Lane<T>>(tile + i * NR + u), factors + og + u, slope + o + u, S,
+                                                 dc + o + u));
             for (; u < nr; ++u)
-              backward_unit<T>(tile + i * NR + u, factors + og + u, slope + o + u, S, dc + o + u, dg + og + u);
+              store_gate_gradients(dg + og + u, S,
+                                   backward_unit(tile[i * NR + u], factors + og + u, slope + o + u, S, dc + o + u));
           }
         }
       }

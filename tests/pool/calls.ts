@@ -1,8 +1,9 @@
 /**
  * The calls of the pool's oversubscription test: forward and backward at a
- * few sizes (1, odd, non-power-of-two, large enough to be split) in both
- * dtypes, and a 5-step sequence forward and backward on the same tensors
- * (the sequence engine), with fixed seeds, and their outputs as typed arrays.
+ * few sizes (1, odd, non-power-of-two, large enough to be split) in
+ * float32, float64 and bfloat16 (the CPU's own bfloat16 kernels where it
+ * has AVX512_BF16), and a 5-step sequence forward and backward on the same
+ * tensors (the sequence engine), with fixed seeds, and their outputs as typed arrays.
  */
 import {
   type DType, lltmBackward, lltmForward, lltmSequenceBackward, lltmSequenceForward, Tensor,
@@ -17,7 +18,7 @@ export const sizes: readonly (readonly [number, number, number])[] = [
   [7, 13, 45],
   [64, 16, 96],
 ];
-export const dtypes: readonly DType[] = ["float32", "float64"];
+export const dtypes: readonly DType[] = ["float32", "float64", "bfloat16"];
 export const caseCount = sizes.length * dtypes.length;
 
 /** Every output of one forward and one backward call of case `k`, in a fixed order. */
