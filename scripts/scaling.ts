@@ -1,0 +1,171 @@
+/**
+ * Data-parallel scaling of the main job, lltm beside PyTorch's DDP, in one
+ * command: for each process count N it runs
+ *
+ * - lltm: `lltm-run --nproc-per-node N scripts/charlm.ts` (a fixed step count, --json),
+ * - PyTorch's LLTM and nn.LSTM character models under torchrun
+ *   (`python3 -m torch.distributed.run --standalone --nproc_per_node N scripts/torch_charlm_ddp.py --model lltm|lstm`),
+ *
+ * all at the same sizes with B per rank (the global batch N·B), one after the
+ * other, then prints one table: tokens/s (every rank's tokens over the wall
+ * time) for each N, the speed-up over N=1 of each, and lltm's tokens/s ÷
+ * each PyTorch model's. NVLink multicast stays off (NCCL_NVLS_ENABLE=0) in
+ * every process it starts.
+ *
+ * lltm's tokens/s is charlm.ts's: every step from the first, with its five
+ * validations, while PyTorch's leaves out its warm-up steps (and, on CUDA,
+ * the capture of its CUDA graph); the table says which ran captured.
+ *
+ * usage: bun scripts/scaling.ts [--device cuda|cpu] [--nprocs 1,G] [--steps N] [--warmup 20] [--seq T] [-b B] [-s S]
+ *                               [-e E] [--layers 2] [--models lltm,torch-lltm,torch-lstm] [--python python3]
+ *                               [--torchrun-args ARGS] [--out out/scaling] [--json FILE]
+ *
+ * On CUDA the defaults are the main job's GPU configuration (2×512, T=100, B=64, 500 steps) and N in 1 and
+ * the GPU count; on the CPU a small one (2×128, T=64, B=32, 20 steps), N in 1 and 2, the CPU group and gloo.
+ * The embedding is each model's own unless -e is given (lltm's 64 on CUDA, 32 on the CPU; nn.LSTM's 128).
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+
+import { fail, intArg, parseArgs } from "./args.ts";
+
+const usage = "usage: bun scripts/scaling.ts [--device cuda|cpu] [--nprocs 1,G] [--steps N] [--warmup 20] [--seq T] [-b B] [-s S] " +
+  "[-e E] [--layers 2] [--models lltm,torch-lltm,torch-lstm] [--python python3] [--torchrun-args ARGS] [--out out/scaling] [--json FILE]";
+const args = parseArgs(process.argv.slice(2), {
+  values: [
+    "--device", "--nprocs", "--steps", "--warmup", "--seq", "-b", "-s", "-e", "--layers", "--models", "--python", "--torchrun-args", "--out",
+    "--json",
+  ],
+}, usage);
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+
+/** The GPUs nvidia-smi lists (0 where it is absent). */
+function gpuCount(): number {
+  const r = spawnSync("nvidia-smi", ["-L"], { encoding: "utf8" });
+  return r.status === 0 ? r.stdout.split("\n").filter((l) => l.startsWith("GPU ")).length : 0;
+}
+
+const gpus = gpuCount();
+const device = args.values.get("--device") ?? (gpus > 0 ? "cuda" : "cpu");
+if (device !== "cuda" && device !== "cpu") fail(`--device must be cuda or cpu, got ${device}`, usage);
+const gpu = device === "cuda";
+if (gpu && gpus === 0) fail("--device cuda: nvidia-smi lists no GPU", usage);
+
+const nprocs = (args.values.get("--nprocs") ?? [...new Set([1, gpu ? gpus : 2])].join(",")).split(",").map((v) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) fail(`--nprocs must be positive integers separated by commas, got ${args.values.get("--nprocs")}`, usage);
+  if (gpu && n > gpus) fail(`--nprocs ${n}: this machine has ${gpus} GPU${gpus === 1 ? "" : "s"}`, usage);
+  return n;
+});
+const modelNames = ["lltm", "torch-lltm", "torch-lstm"] as const;
+type ModelName = (typeof modelNames)[number];
+const models = (args.values.get("--models") ?? modelNames.join(",")).split(",").map((m) => {
+  if (!(modelNames as readonly string[]).includes(m)) fail(`--models takes ${modelNames.join(", ")}; got ${m}`, usage);
+  return m as ModelName;
+});
+const steps = intArg(args, "--steps", gpu ? 500 : 20, usage);
+const warmup = args.values.has("--warmup") ? Number(args.values.get("--warmup")) : 20;
+if (!Number.isInteger(warmup) || warmup < 0) fail(`--warmup must be 0 or more, got ${args.values.get("--warmup")}`, usage);
+// charlm.ts's defaults for the device, given to every model so that they all run the same sizes.
+const T = intArg(args, "--seq", gpu ? 100 : 64, usage);
+const B = intArg(args, "-b", gpu ? 64 : 32, usage);
+const S = intArg(args, "-s", gpu ? 512 : 128, usage);
+const layers = intArg(args, "--layers", 2, usage);
+const embedding = args.values.has("-e") ? intArg(args, "-e", 1, usage) : undefined;
+// charlm.ts's embedding for the device, which PyTorch's LLTM takes too; nn.LSTM keeps its own unless -e is given.
+const lltmEmbedding = embedding ?? (gpu ? 64 : 32);
+const python = args.values.get("--python") ?? "python3";
+const torchrunArgs = (args.values.get("--torchrun-args") ?? "").split(/\s+/).filter((a) => a !== "");
+const outDir = args.values.get("--out") ?? join("out", "scaling");
+
+// Every process started here, and every one those start, keeps NVLink multicast off.
+const env = { ...process.env, NCCL_NVLS_ENABLE: "0" };
+const sizes = ["--seq", String(T), "-b", String(B), "-s", String(S), "--layers", String(layers)];
+
+/** The command that runs `model` on n processes, writing its JSON to `json`. */
+function command(model: ModelName, n: number, json: string): string[] {
+  if (model === "lltm") {
+    return [
+      process.execPath, join(root, "ts/bin/lltm_run.ts"), "--nproc-per-node", String(n), join(root, "scripts/charlm.ts"),
+      "--device", device, "--steps", String(steps), ...sizes, "-e", String(lltmEmbedding),
+      // No time budget: every run does all its steps.
+      "--max-seconds", String(7 * 24 * 3600), "--out", join(outDir, `lltm-${n}`), "--json", json,
+    ];
+  }
+  return [
+    python, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", String(n), ...torchrunArgs,
+    join(root, "scripts/torch_charlm_ddp.py"), "--model", model === "torch-lltm" ? "lltm" : "lstm", "--device", device,
+    "--steps", String(steps), "--warmup", String(warmup), ...sizes,
+    ...(model === "torch-lltm" ? ["-e", String(lltmEmbedding)] : embedding === undefined ? [] : ["-e", String(embedding)]), "--json", json,
+  ];
+}
+
+/** What one run wrote (the keys scripts/charlm.ts --json and torch_charlm_ddp.py share). */
+interface RunResult {
+  tokens_per_second: number;
+  steps: number;
+  graph: boolean;
+  world_size: number;
+}
+
+type Outcome = { ok: true; result: RunResult } | { ok: false; why: string };
+
+mkdirSync(outDir, { recursive: true });
+const outcomes = new Map<string, Outcome>();
+const key = (model: ModelName, n: number) => `${model}/${n}`;
+for (const n of nprocs) {
+  for (const model of models) {
+    const json = join(outDir, `${model}-${n}.json`);
+    rmSync(json, { force: true });
+    const argv = command(model, n, json);
+    console.log(`\n== ${model}, ${n} process${n === 1 ? "" : "es"}: ${argv.join(" ")}`);
+    const r = spawnSync(argv[0]!, argv.slice(1), { cwd: root, env, stdio: "inherit" });
+    const why = r.error ? r.error.message : r.status !== 0 ? `exit ${r.status ?? r.signal}` : !existsSync(json) ? `wrote no ${json}` : undefined;
+    outcomes.set(key(model, n), why === undefined
+      ? { ok: true, result: JSON.parse(readFileSync(json, "utf8")) as RunResult }
+      : { ok: false, why });
+  }
+}
+
+const labels: Record<ModelName, string> = { "lltm": "lltm", "torch-lltm": "PyTorch LLTM", "torch-lstm": "PyTorch nn.LSTM" };
+const kTokens = (v: number) => `${(v / 1e3).toFixed(1)} k`;
+const result = (model: ModelName, n: number) => {
+  const o = outcomes.get(key(model, n));
+  return o?.ok ? o.result : undefined;
+};
+const base = nprocs[0]!;
+const header = ["N", ...models.map((m) => `${labels[m]} tokens/s (×N=${base})`), ...models.filter((m) => m !== "lltm" && models.includes("lltm"))
+  .map((m) => `lltm ÷ ${labels[m]}`)];
+const rows = nprocs.map((n) => [
+  String(n),
+  ...models.map((m) => {
+    const r = result(m, n), b = result(m, base);
+    if (r === undefined) return `failed (${(outcomes.get(key(m, n)) as { why: string }).why})`;
+    return `${kTokens(r.tokens_per_second)} (${b === undefined ? "?" : (r.tokens_per_second / b.tokens_per_second).toFixed(2)}×)` +
+      `${r.graph ? " graph" : " eager"}`;
+  }),
+  ...models.filter((m) => m !== "lltm" && models.includes("lltm")).map((m) => {
+    const l = result("lltm", n), t = result(m, n);
+    return l && t ? `${(l.tokens_per_second / t.tokens_per_second).toFixed(2)}×` : "—";
+  }),
+]);
+const embeddingText = embedding === undefined ? `embedding ${lltmEmbedding} (nn.LSTM's 128)` : `embedding ${embedding}`;
+console.log(`\nscaling on ${device}${gpu ? ` (${gpus} GPUs)` : ""}: ${layers}×${S}, T=${T}, B=${B} per process, ${embeddingText}, ${steps} steps`);
+console.log(`| ${header.join(" | ")} |\n|${header.map(() => "---").join("|")}|`);
+for (const row of rows) console.log(`| ${row.join(" | ")} |`);
+
+const jsonPath = args.values.get("--json");
+if (jsonPath) {
+  writeFileSync(jsonPath, JSON.stringify({
+    tool: "lltm-scaling", device, gpus, layers, state: S, seq: T, batch: B, embedding: embedding ?? null, steps, warmup,
+    runs: [...outcomes].map(([k, o]) => {
+      const [model, n] = k.split("/");
+      return { model, nproc: Number(n), ...(o.ok ? { tokens_per_second: o.result.tokens_per_second, graph: o.result.graph } : { failed: o.why }) };
+    }),
+  }, null, 1));
+}
+process.exit([...outcomes.values()].every((o) => o.ok) ? 0 : 1);
