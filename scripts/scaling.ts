@@ -12,9 +12,10 @@
  * each PyTorch model's. NVLink multicast stays off (NCCL_NVLS_ENABLE=0) in
  * every process it starts.
  *
- * lltm's tokens/s is charlm.ts's: every step from the first, with its five
- * validations, while PyTorch's leaves out its warm-up steps (and, on CUDA,
- * the capture of its CUDA graph); the table says which ran captured.
+ * Each side's steady rate is compared: lltm's is charlm.ts's
+ * steady_tokens_per_second (steps 2 to the last, its validations left out),
+ * PyTorch's leaves out its --warmup steps (and, on CUDA, the capture of its
+ * CUDA graph); the table says which ran captured.
  *
  * usage: bun scripts/scaling.ts [--device cuda|cpu] [--nprocs 1,G] [--steps N] [--warmup 20] [--seq T] [-b B] [-s S]
  *                               [-e E] [--layers 2] [--models lltm,torch-lltm,torch-lstm] [--python python3]
@@ -107,6 +108,8 @@ function command(model: ModelName, n: number, json: string): string[] {
 /** What one run wrote (the keys scripts/charlm.ts --json and torch_charlm_ddp.py share). */
 interface RunResult {
   tokens_per_second: number;
+  /** charlm.ts's rate without its first step and its validations. */
+  steady_tokens_per_second?: number;
   steps: number;
   graph: boolean;
   world_size: number;
@@ -133,9 +136,10 @@ for (const n of nprocs) {
 
 const labels: Record<ModelName, string> = { "lltm": "lltm", "torch-lltm": "PyTorch LLTM", "torch-lstm": "PyTorch nn.LSTM" };
 const kTokens = (v: number) => `${(v / 1e3).toFixed(1)} k`;
-const result = (model: ModelName, n: number) => {
+/** The run's steady tokens/s, undefined where it failed. */
+const rate = (model: ModelName, n: number) => {
   const o = outcomes.get(key(model, n));
-  return o?.ok ? o.result : undefined;
+  return o?.ok ? o.result.steady_tokens_per_second ?? o.result.tokens_per_second : undefined;
 };
 const base = nprocs[0]!;
 const header = ["N", ...models.map((m) => `${labels[m]} tokens/s (×N=${base})`), ...models.filter((m) => m !== "lltm" && models.includes("lltm"))
@@ -143,14 +147,13 @@ const header = ["N", ...models.map((m) => `${labels[m]} tokens/s (×N=${base})`)
 const rows = nprocs.map((n) => [
   String(n),
   ...models.map((m) => {
-    const r = result(m, n), b = result(m, base);
-    if (r === undefined) return `failed (${(outcomes.get(key(m, n)) as { why: string }).why})`;
-    return `${kTokens(r.tokens_per_second)} (${b === undefined ? "?" : (r.tokens_per_second / b.tokens_per_second).toFixed(2)}×)` +
-      `${r.graph ? " graph" : " eager"}`;
+    const o = outcomes.get(key(m, n))!, r = rate(m, n), b = rate(m, base);
+    if (!o.ok || r === undefined) return `failed (${(o as { why: string }).why})`;
+    return `${kTokens(r)} (${b === undefined ? "?" : (r / b).toFixed(2)}×)${o.result.graph ? " graph" : " eager"}`;
   }),
   ...models.filter((m) => m !== "lltm" && models.includes("lltm")).map((m) => {
-    const l = result("lltm", n), t = result(m, n);
-    return l && t ? `${(l.tokens_per_second / t.tokens_per_second).toFixed(2)}×` : "—";
+    const l = rate("lltm", n), t = rate(m, n);
+    return l !== undefined && t !== undefined ? `${(l / t).toFixed(2)}×` : "—";
   }),
 ]);
 const embeddingText = embedding === undefined ? `embedding ${lltmEmbedding} (nn.LSTM's 128)` : `embedding ${embedding}`;
@@ -164,7 +167,10 @@ if (jsonPath) {
     tool: "lltm-scaling", device, gpus, layers, state: S, seq: T, batch: B, embedding: embedding ?? null, steps, warmup,
     runs: [...outcomes].map(([k, o]) => {
       const [model, n] = k.split("/");
-      return { model, nproc: Number(n), ...(o.ok ? { tokens_per_second: o.result.tokens_per_second, graph: o.result.graph } : { failed: o.why }) };
+      return {
+        model, nproc: Number(n),
+        ...(o.ok ? { tokens_per_second: rate(model as ModelName, Number(n)), graph: o.result.graph, result: o.result } : { failed: o.why }),
+      };
     }),
   }, null, 1));
 }

@@ -53,6 +53,8 @@ RECIPES = {
 WEIGHT_DECAY, ETA_MIN_FRACTION, CLIP_NORM = 0.01, 0.1, 1.0  # scripts/charlm_train.ts's recipe
 # PyTorch's CUDA-graphs notes: DDP needs at least 11 eager iterations before its backward is captured.
 DDP_EAGER_ITERATIONS_BEFORE_CAPTURE = 11
+# Replays before the timing starts: the first one uploads the graph.
+GRAPH_REPLAYS_BEFORE_TIMING = 3
 VALIDATION_BATCHES = 16
 
 p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -227,30 +229,29 @@ if ran_graph:
         cuda_graph.replay()
         loss_sum.add_(static_loss)
 else:
-    if fallback is not None:
-        # The half-built capturable DDP goes first: its reducer's hooks leave the parameters with it.
-        ddp = opt = None
-    if not graph or fallback is not None:
-        ddp, opt = build(capturable=False)
-        warmup = a.warmup
-        step_index = 0
+    # After a failed capture the capturable DDP goes first: its reducer's hooks leave the parameters with it.
+    ddp = opt = None
+    ddp, opt = build(capturable=False)
+    warmup, step_index = a.warmup, 0
 
     def run(xy, step):
         set_lr(opt, cosine_lr(step))
         loss_sum.add_(train_step(ddp, opt, xy))
 
 sync = torch.cuda.synchronize if gpu else (lambda: None)
-if not ran_graph:
-    for _ in range(warmup):
-        run(next(data), step_index)
-        step_index += 1
+for _ in range(GRAPH_REPLAYS_BEFORE_TIMING if ran_graph else warmup):
+    run(next(data), step_index)
+    step_index += 1
+untimed_steps = step_index
+# The eager warm-up before a capture adds nothing to loss_sum; every later step does.
+summed_before_timing = untimed_steps - (warmup if ran_graph else 0)
 sync()
 dist.barrier()
 start = time.perf_counter()
 for _ in range(a.steps):
     run(next(data), step_index)
     step_index += 1
-train_loss_mean = loss_sum.item() / (a.steps + (0 if ran_graph else warmup))
+train_loss_mean = loss_sum.item() / (summed_before_timing + a.steps)
 sync()
 dist.barrier()
 seconds = time.perf_counter() - start
@@ -284,7 +285,7 @@ if rank == 0:
     valid_nats, unigram = validation_loss(), unigram_loss()
     name = "lltm (torch_lltm.py)" if a.model == "lltm" else "nn.LSTM"
     print(f"torch DDP {name} {a.layers}x{a.s} E={E} T={T} B={B} per rank, {world} ranks ({dist.get_backend()}), "
-          f"{'graph' if ran_graph else 'eager'}: {a.steps} steps after {warmup} warm-up in {seconds:.2f} s, "
+          f"{'graph' if ran_graph else 'eager'}: {a.steps} steps after {untimed_steps} warm-up in {seconds:.2f} s, "
           f"{tokens_per_second / 1e3:.1f} k tokens/s; validation {valid_nats:.4f} nats/char", flush=True)
     if a.json:
         result = {
@@ -293,7 +294,7 @@ if rank == 0:
             "device": str(dev), "dtype": "float32", "graph": ran_graph, "fused": False, "world_size": world,
             "skipped_steps": 0, "final_scale": 1.0, **memory,
             "tool": "torch-charlm-ddp", "model": a.model, "torch": torch.__version__, "backend": dist.get_backend(),
-            "device_name": torch.cuda.get_device_name(dev) if gpu else "cpu", "warmup_steps": warmup,
+            "device_name": torch.cuda.get_device_name(dev) if gpu else "cpu", "warmup_steps": untimed_steps,
             "graph_fallback": fallback, "layers": a.layers, "state": a.s, "embedding": E, "seq": T, "batch": B, "vocab": V,
             "train_loss_mean": train_loss_mean,
         }
