@@ -12,6 +12,11 @@
  * each PyTorch model's. NVLink multicast stays off (NCCL_NVLS_ENABLE=0) in
  * every process it starts.
  *
+ * lltm's DDP step runs eagerly (a captured step cannot wait for the other
+ * ranks' gradients), so every N runs it with --no-graph, like for like; on
+ * CUDA one more run, N=1 with its step captured, gives what one GPU reaches
+ * without DDP, and the largest N's lltm rate is also set against it.
+ *
  * Each side's steady rate is compared: lltm's is charlm.ts's
  * steady_tokens_per_second (steps 2 to the last, its validations left out),
  * PyTorch's leaves out its --warmup steps (and, on CUDA, the capture of its
@@ -19,7 +24,7 @@
  *
  * usage: bun scripts/scaling.ts [--device cuda|cpu] [--nprocs 1,G] [--steps N] [--warmup 20] [--seq T] [-b B] [-s S]
  *                               [-e E] [--layers 2] [--models lltm,torch-lltm,torch-lstm] [--python python3]
- *                               [--torchrun-args ARGS] [--out out/scaling] [--json FILE]
+ *                               [--torch-threads N] [--torchrun-args ARGS] [--out out/scaling] [--json FILE]
  *
  * On CUDA the defaults are the main job's GPU configuration (2×512, T=100, B=64, 500 steps) and N in 1 and
  * the GPU count; on the CPU a small one (2×128, T=64, B=32, 20 steps), N in 1 and 2, the CPU group and gloo.
@@ -34,10 +39,11 @@ import { fileURLToPath } from "node:url";
 import { fail, intArg, parseArgs } from "./args.ts";
 
 const usage = "usage: bun scripts/scaling.ts [--device cuda|cpu] [--nprocs 1,G] [--steps N] [--warmup 20] [--seq T] [-b B] [-s S] " +
-  "[-e E] [--layers 2] [--models lltm,torch-lltm,torch-lstm] [--python python3] [--torchrun-args ARGS] [--out out/scaling] [--json FILE]";
+  "[-e E] [--layers 2] [--models lltm,torch-lltm,torch-lstm] [--python python3] [--torch-threads N] [--torchrun-args ARGS] [--out out/scaling] [--json FILE]";
 const args = parseArgs(process.argv.slice(2), {
   values: [
-    "--device", "--nprocs", "--steps", "--warmup", "--seq", "-b", "-s", "-e", "--layers", "--models", "--python", "--torchrun-args", "--out",
+    "--device", "--nprocs", "--steps", "--warmup", "--seq", "-b", "-s", "-e", "--layers", "--models", "--python", "--torch-threads",
+    "--torchrun-args", "--out",
     "--json",
   ],
 }, usage);
@@ -80,6 +86,8 @@ const embedding = args.values.has("-e") ? intArg(args, "-e", 1, usage) : undefin
 // charlm.ts's embedding for the device, which PyTorch's LLTM takes too; nn.LSTM keeps its own unless -e is given.
 const lltmEmbedding = embedding ?? (gpu ? 64 : 32);
 const python = args.values.get("--python") ?? "python3";
+// PyTorch's CPU threads per rank: by default torch_charlm_ddp.py splits the CPUs between the ranks, as lltm-run does.
+const torchThreads = args.values.has("--torch-threads") ? ["--threads", String(intArg(args, "--torch-threads", 1, usage))] : [];
 const torchrunArgs = (args.values.get("--torchrun-args") ?? "").split(/\s+/).filter((a) => a !== "");
 const outDir = args.values.get("--out") ?? join("out", "scaling");
 
@@ -87,20 +95,23 @@ const outDir = args.values.get("--out") ?? join("out", "scaling");
 const env = { ...process.env, NCCL_NVLS_ENABLE: "0" };
 const sizes = ["--seq", String(T), "-b", String(B), "-s", String(S), "--layers", String(layers)];
 
+/** lltm's main job on n processes; `captured` leaves out --no-graph (a single process only: DDP's step is eager). */
+function lltmCommand(n: number, json: string, captured: boolean): string[] {
+  return [
+    process.execPath, join(root, "ts/bin/lltm_run.ts"), "--nproc-per-node", String(n), join(root, "scripts/charlm.ts"),
+    "--device", device, "--steps", String(steps), ...sizes, "-e", String(lltmEmbedding), ...(captured ? [] : ["--no-graph"]),
+    // No time budget: every run does all its steps.
+    "--max-seconds", String(7 * 24 * 3600), "--out", join(outDir, `lltm-${n}${captured ? "-graph" : ""}`), "--json", json,
+  ];
+}
+
 /** The command that runs `model` on n processes, writing its JSON to `json`. */
 function command(model: ModelName, n: number, json: string): string[] {
-  if (model === "lltm") {
-    return [
-      process.execPath, join(root, "ts/bin/lltm_run.ts"), "--nproc-per-node", String(n), join(root, "scripts/charlm.ts"),
-      "--device", device, "--steps", String(steps), ...sizes, "-e", String(lltmEmbedding),
-      // No time budget: every run does all its steps.
-      "--max-seconds", String(7 * 24 * 3600), "--out", join(outDir, `lltm-${n}`), "--json", json,
-    ];
-  }
+  if (model === "lltm") return lltmCommand(n, json, false);
   return [
     python, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", String(n), ...torchrunArgs,
     join(root, "scripts/torch_charlm_ddp.py"), "--model", model === "torch-lltm" ? "lltm" : "lstm", "--device", device,
-    "--steps", String(steps), "--warmup", String(warmup), ...sizes,
+    "--steps", String(steps), "--warmup", String(warmup), ...sizes, ...torchThreads,
     ...(model === "torch-lltm" ? ["-e", String(lltmEmbedding)] : embedding === undefined ? [] : ["-e", String(embedding)]), "--json", json,
   ];
 }
@@ -117,22 +128,28 @@ interface RunResult {
 
 type Outcome = { ok: true; result: RunResult } | { ok: false; why: string };
 
+/** Runs argv (its output shown as it comes) and reads the JSON it writes. */
+function runOne(title: string, argv: string[], json: string): Outcome {
+  rmSync(json, { force: true });
+  console.log(`\n== ${title}: ${argv.join(" ")}`);
+  const r = spawnSync(argv[0]!, argv.slice(1), { cwd: root, env, stdio: "inherit" });
+  const why = r.error ? r.error.message : r.status !== 0 ? `exit ${r.status ?? r.signal}` : !existsSync(json) ? `wrote no ${json}` : undefined;
+  return why === undefined ? { ok: true, result: JSON.parse(readFileSync(json, "utf8")) as RunResult } : { ok: false, why };
+}
+
 mkdirSync(outDir, { recursive: true });
 const outcomes = new Map<string, Outcome>();
 const key = (model: ModelName, n: number) => `${model}/${n}`;
 for (const n of nprocs) {
   for (const model of models) {
     const json = join(outDir, `${model}-${n}.json`);
-    rmSync(json, { force: true });
-    const argv = command(model, n, json);
-    console.log(`\n== ${model}, ${n} process${n === 1 ? "" : "es"}: ${argv.join(" ")}`);
-    const r = spawnSync(argv[0]!, argv.slice(1), { cwd: root, env, stdio: "inherit" });
-    const why = r.error ? r.error.message : r.status !== 0 ? `exit ${r.status ?? r.signal}` : !existsSync(json) ? `wrote no ${json}` : undefined;
-    outcomes.set(key(model, n), why === undefined
-      ? { ok: true, result: JSON.parse(readFileSync(json, "utf8")) as RunResult }
-      : { ok: false, why });
+    outcomes.set(key(model, n), runOne(`${model}, ${n} process${n === 1 ? "" : "es"}`, command(model, n, json), json));
   }
 }
+const capturedJson = join(outDir, "lltm-1-graph.json");
+const captured = gpu && models.includes("lltm")
+  ? runOne("lltm, 1 process, its step captured (no DDP)", lltmCommand(1, capturedJson, true), capturedJson)
+  : undefined;
 
 const labels: Record<ModelName, string> = { "lltm": "lltm", "torch-lltm": "PyTorch LLTM", "torch-lstm": "PyTorch nn.LSTM" };
 const kTokens = (v: number) => `${(v / 1e3).toFixed(1)} k`;
@@ -160,11 +177,20 @@ const embeddingText = embedding === undefined ? `embedding ${lltmEmbedding} (nn.
 console.log(`\nscaling on ${device}${gpu ? ` (${gpus} GPUs)` : ""}: ${layers}×${S}, T=${T}, B=${B} per process, ${embeddingText}, ${steps} steps`);
 console.log(`| ${header.join(" | ")} |\n|${header.map(() => "---").join("|")}|`);
 for (const row of rows) console.log(`| ${row.join(" | ")} |`);
+const steadyRate = (o: Outcome | undefined) => o?.ok ? o.result.steady_tokens_per_second ?? o.result.tokens_per_second : undefined;
+const capturedRate = steadyRate(captured), top = nprocs.at(-1)!, topRate = rate("lltm", top);
+if (captured !== undefined) {
+  console.log(capturedRate === undefined
+    ? `lltm, 1 process with its step captured: failed (${(captured as { why: string }).why})`
+    : `lltm, 1 process with its step captured (no DDP): ${kTokens(capturedRate)} tokens/s` +
+      (topRate === undefined ? "" : `; lltm on ${top} processes (DDP, eager) is ${(topRate / capturedRate).toFixed(2)}× it`));
+}
 
 const jsonPath = args.values.get("--json");
 if (jsonPath) {
   writeFileSync(jsonPath, JSON.stringify({
     tool: "lltm-scaling", device, gpus, layers, state: S, seq: T, batch: B, embedding: embedding ?? null, steps, warmup,
+    lltm_captured_1: captured === undefined ? null : captured.ok ? { tokens_per_second: capturedRate, result: captured.result } : { failed: captured.why },
     runs: [...outcomes].map(([k, o]) => {
       const [model, n] = k.split("/");
       return {
@@ -174,4 +200,4 @@ if (jsonPath) {
     }),
   }, null, 1));
 }
-process.exit([...outcomes.values()].every((o) => o.ok) ? 0 : 1);
+process.exit([...outcomes.values(), ...(captured ? [captured] : [])].every((o) => o.ok) ? 0 : 1);

@@ -23,7 +23,7 @@ untimed steps, every rank synchronised before and after.
 
 usage: python3 -m torch.distributed.run --standalone --nproc_per_node N scripts/torch_charlm_ddp.py
            [--model lltm|lstm] [--device cuda|cpu] [--steps 200] [--warmup 20] [--seq 100] [-b 64] [-s 512]
-           [-e E] [--layers 2] [--lr LR] [--seed 0] [--no-graph] [--json FILE]
+           [-e E] [--layers 2] [--lr LR] [--seed 0] [--threads N] [--no-graph] [--json FILE]
 """
 import argparse
 import json
@@ -69,11 +69,12 @@ p.add_argument("-e", type=int)
 p.add_argument("--layers", type=int, default=2)
 p.add_argument("--lr", type=float)
 p.add_argument("--seed", type=int, default=0)
+p.add_argument("--threads", type=int, help="CPU threads per rank (default: the CPUs split between this node's ranks)")
 p.add_argument("--no-graph", action="store_true")
 p.add_argument("--json")
 a = p.parse_args()
-for name in ("steps", "seq", "b", "s", "layers"):
-    if getattr(a, name) < 1:
+for name in ("steps", "seq", "b", "s", "layers", "e", "threads"):
+    if getattr(a, name) is not None and getattr(a, name) < 1:
         p.error(f"--{name if len(name) > 1 else name} must be a positive integer, got {getattr(a, name)}")
 if a.warmup < 0:
     p.error(f"--warmup must be 0 or more, got {a.warmup}")
@@ -96,8 +97,8 @@ dev = torch.device(f"cuda:{local_rank}" if gpu else "cpu")
 if gpu:
     torch.cuda.set_device(dev)
 else:
-    # The machine's CPUs split between this node's ranks, as lltm-run splits them (LLTM_NUM_THREADS).
-    torch.set_num_threads(max(1, (os.cpu_count() or 1) // local_world))
+    # By default the machine's CPUs split between this node's ranks, as lltm-run splits them (LLTM_NUM_THREADS).
+    torch.set_num_threads(a.threads or max(1, (os.cpu_count() or 1) // local_world))
 dist.init_process_group("nccl" if gpu else "gloo")
 rank, world = dist.get_rank(), dist.get_world_size()
 
@@ -294,7 +295,7 @@ if rank == 0:
             "device": str(dev), "dtype": "float32", "graph": ran_graph, "fused": False, "world_size": world,
             "skipped_steps": 0, "final_scale": 1.0, **memory,
             "tool": "torch-charlm-ddp", "model": a.model, "torch": torch.__version__, "backend": dist.get_backend(),
-            "device_name": torch.cuda.get_device_name(dev) if gpu else "cpu", "warmup_steps": untimed_steps,
+            "device_name": torch.cuda.get_device_name(dev) if gpu else "cpu", "threads": torch.get_num_threads(), "warmup_steps": untimed_steps,
             "graph_fallback": fallback, "layers": a.layers, "state": a.s, "embedding": E, "seq": T, "batch": B, "vocab": V,
             "train_loss_mean": train_loss_mean,
         }
