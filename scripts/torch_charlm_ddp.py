@@ -75,7 +75,7 @@ p.add_argument("--json")
 a = p.parse_args()
 for name in ("steps", "seq", "b", "s", "layers", "e", "threads"):
     if getattr(a, name) is not None and getattr(a, name) < 1:
-        p.error(f"--{name if len(name) > 1 else name} must be a positive integer, got {getattr(a, name)}")
+        p.error(f"{'--' if len(name) > 1 else '-'}{name} must be a positive integer, got {getattr(a, name)}")
 if a.warmup < 0:
     p.error(f"--warmup must be 0 or more, got {a.warmup}")
 recipe = RECIPES[a.model]
