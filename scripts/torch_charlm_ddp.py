@@ -146,15 +146,17 @@ train_dev = train_ids.to(dev)
 window = torch.arange(T + 1, device=dev)[:, None]
 
 
-def batches():
-    """This rank's batches of B windows, [T+1, B] on the device, epoch after epoch."""
-    epoch = 0
-    while True:
+def batches(count):
+    """This rank's first `count` batches of B windows, [T+1, B] on the device, epoch after epoch; every epoch's
+    sample is drawn and sent to the device before the first batch, so that no step waits for a copy from the host."""
+    epochs = -(-count // per_epoch)
+    order = []
+    for epoch in range(epochs):
         sampler.set_epoch(epoch)
-        starts = torch.tensor(list(sampler), dtype=torch.long, device=dev) * T
-        for k in range(per_epoch):
-            yield train_dev[starts[k * B:(k + 1) * B][None, :] + window]
-        epoch += 1
+        order.append(torch.tensor(list(sampler)[:per_epoch * B], dtype=torch.long))
+    starts = (torch.cat(order) * T).to(dev)
+    for k in range(count):
+        yield train_dev[starts[k * B:(k + 1) * B][None, :] + window]
 
 
 def cosine_lr(step):
@@ -195,7 +197,8 @@ def train_step(ddp, opt, xy):
     return loss.detach()
 
 
-data = batches()
+# Enough batches for the longest path: a capture's warm-up and replays, then (if it fails) the eager warm-up, then the timed steps.
+data = batches(max(a.warmup, DDP_EAGER_ITERATIONS_BEFORE_CAPTURE) + GRAPH_REPLAYS_BEFORE_TIMING + a.warmup + a.steps)
 step_index = 0
 loss_sum = torch.zeros((), device=dev)
 ran_graph, fallback = False, None
