@@ -32,7 +32,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 
@@ -89,7 +89,8 @@ const python = args.values.get("--python") ?? "python3";
 // PyTorch's CPU threads per rank: by default torch_charlm_ddp.py splits the CPUs between the ranks, as lltm-run does.
 const torchThreads = args.values.has("--torch-threads") ? ["--threads", String(intArg(args, "--torch-threads", 1, usage))] : [];
 const torchrunArgs = (args.values.get("--torchrun-args") ?? "").split(/\s+/).filter((a) => a !== "");
-const outDir = args.values.get("--out") ?? join("out", "scaling");
+// Absolute: the runs start in the checkout's root, wherever this one was started.
+const outDir = resolve(args.values.get("--out") ?? join(root, "out", "scaling"));
 
 // Every process started here, and every one those start, keeps NVLink multicast off.
 const env = { ...process.env, NCCL_NVLS_ENABLE: "0" };
