@@ -103,7 +103,14 @@ using ddp = group === undefined ? undefined : await DistributedDataParallel.crea
 using training = trainer(model, lr, steps, {
   device, graph: !args.flags.has("--no-graph"), scale: dtype === "float16", ddp, fused: !args.flags.has("--no-fused"),
 });
-const validate = () => validationLoss(model, valid, validOffsets, T, device);
+/** Milliseconds the training loop spent validating, left out of its steady rate. */
+let validationMs = 0;
+const validate = () => {
+  const begin = performance.now();
+  const loss = validationLoss(model, valid, validOffsets, T, device);
+  validationMs += performance.now() - begin;
+  return loss;
+};
 
 const unigram = unigramLoss();
 const params = model.parameters().reduce((n, p) => n + p.numel, 0);
@@ -121,6 +128,8 @@ const losses = new LossMeter(lossSum);
 let done = 0, stoppedByBudget = false;
 const start = performance.now();
 let last = start;
+/** When the first step (which allocates what the others reuse) was handed to the device. */
+let firstStepEnd = start;
 /** Tokens of one step over every rank. */
 const tokensPerStep = worldSize * T * B;
 
@@ -153,6 +162,7 @@ for (let step = 1; step <= steps; step++) {
   done = step;
   // The peak is a training step's, from the second on: the first allocates what every step reuses.
   if (step === 1 && gpu) cuda.resetPeakMemoryStats(device);
+  if (step === 1) firstStepEnd = performance.now();
   if (step % curveEvery === 0) losses.read();
   if (rank === 0 && (step % evalEvery === 0 || step === steps)) validation.push([step / curveEvery, validate()]);
   const now = performance.now();
@@ -175,7 +185,10 @@ if (rank !== 0) {
   await distributed.destroyProcessGroup();
   process.exit(0);
 }
-const seconds = (performance.now() - start) / 1000;
+const end = performance.now();
+const seconds = (end - start) / 1000;
+// Steps 2..done without the validations: the rate to set beside a benchmark that leaves out its warm-up.
+const steadySeconds = (end - firstStepEnd - validationMs) / 1000;
 const validLoss = validation.at(-1)![1];
 const bits = (nats: number) => nats / Math.LN2;
 console.log(
@@ -218,7 +231,9 @@ const jsonPath = args.values.get("--json");
 if (jsonPath) {
   writeFileSync(jsonPath, JSON.stringify({
     valid_nats: validLoss, valid_bits: bits(validLoss), unigram_nats: unigram, unigram_bits: bits(unigram), seconds, steps: done,
-    tokens_per_second: (done * tokensPerStep) / seconds, stopped_by_budget: stoppedByBudget, device: String(device), dtype,
+    tokens_per_second: (done * tokensPerStep) / seconds,
+    steady_tokens_per_second: done > 1 ? ((done - 1) * tokensPerStep) / steadySeconds : undefined, validation_seconds: validationMs / 1000,
+    stopped_by_budget: stoppedByBudget, device: String(device), dtype,
     graph: training.captured, fused: training.optimizer.flatBuffers.length > 0, world_size: worldSize, skipped_steps: training.skipped, final_scale: training.scaler.getScale(),
     peak_memory_bytes: memory?.peak, allocated_memory_bytes: memory?.allocated, reserved_memory_bytes: memory?.reserved,
   }, null, 1));
