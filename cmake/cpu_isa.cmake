@@ -47,8 +47,10 @@ foreach(isa ${LLTM_CPU_ISAS})
   target_include_directories(lltm_cpu_${isa} PRIVATE csrc)
   target_compile_definitions(lltm_cpu_${isa} PRIVATE LLTM_BUILDING LLTM_ISA_NAMESPACE=${isa})
   if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
-    # -ffp-contract=fast lets the GEMM's a*b+c become fused multiply-adds.
-    target_compile_options(lltm_cpu_${isa} PRIVATE -ffp-contract=fast -fno-tree-loop-distribute-patterns -Wall -Wextra ${LLTM_CPU_ISA_FLAGS_${isa}})
+    # -ffp-contract=fast lets the GEMM's a*b+c become fused multiply-adds. -fno-math-errno lets a
+    # square root be the instruction (vectorised, as the optimizers' loops need), not a call that may set
+    # errno: the kernels never read errno, and the values are the same, the square root being exact.
+    target_compile_options(lltm_cpu_${isa} PRIVATE -ffp-contract=fast -fno-math-errno -fno-tree-loop-distribute-patterns -Wall -Wextra ${LLTM_CPU_ISA_FLAGS_${isa}})
   endif()
   string(TOUPPER ${isa} ISA)
   target_compile_definitions(lltm_core PRIVATE LLTM_CPU_ISA_${ISA})
