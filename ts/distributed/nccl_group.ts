@@ -4,7 +4,9 @@
  * with the kernels around them). The ranks meet through the TCP store: rank
  * 0 makes the NCCL unique id and sets it there, the others read it, and all
  * join the communicator once every rank has the id. The store stays open for
- * barrier() and destroy(), which thereby name a rank that is gone.
+ * barrier() and destroy(), which thereby name a rank that is gone. The
+ * collectives are async only so that a refusal rejects their promise, as the
+ * CPU group's do: their native call is queued before they return.
  */
 import type { Device } from "../device.ts";
 import { LLTMError } from "../errors.ts";
@@ -52,12 +54,11 @@ export class NCCLGroup implements ProcessGroup {
     return new NCCLGroup(rank, worldSize, device, comm, store);
   }
 
-  allReduce(tensor: Tensor, options: ReduceOptions = {}): Promise<void> {
+  async allReduce(tensor: Tensor, options: ReduceOptions = {}): Promise<void> {
     const fn = "allReduce";
     this.check(fn, "tensor", tensor);
     const op = checkOp(fn, options.op ?? "sum", tensor);
     native.ncclRun(fn, this.comm, "allReduce", tensor, tensor, native.reduceOpCode[op], options.overlap === true);
-    return Promise.resolve();
   }
 
   join(): void {
@@ -65,31 +66,28 @@ export class NCCLGroup implements ProcessGroup {
     native.ncclJoin("join", this.comm);
   }
 
-  broadcast(tensor: Tensor, options: BroadcastOptions = {}): Promise<void> {
+  async broadcast(tensor: Tensor, options: BroadcastOptions = {}): Promise<void> {
     const fn = "broadcast";
     this.check(fn, "tensor", tensor);
     const src = checkRank(fn, "src", options.src ?? 0, this.worldSize);
     native.ncclRun(fn, this.comm, "broadcast", tensor, tensor, src);
-    return Promise.resolve();
   }
 
-  allGather(output: Tensor, input: Tensor): Promise<void> {
+  async allGather(output: Tensor, input: Tensor): Promise<void> {
     const fn = "allGather";
     this.assertLive(fn);
     checkPair(fn, ["output", output], ["input", input], this.worldSize);
     this.onDevice(fn, "input", input);
     native.ncclRun(fn, this.comm, "allGather", input, output, 0);
-    return Promise.resolve();
   }
 
-  reduceScatter(output: Tensor, input: Tensor, options: ReduceOptions = {}): Promise<void> {
+  async reduceScatter(output: Tensor, input: Tensor, options: ReduceOptions = {}): Promise<void> {
     const fn = "reduceScatter";
     this.assertLive(fn);
     checkPair(fn, ["input", input], ["output", output], this.worldSize);
     this.onDevice(fn, "input", input);
     const op = checkOp(fn, options.op ?? "sum", input);
     native.ncclRun(fn, this.comm, "reduceScatter", input, output, native.reduceOpCode[op]);
-    return Promise.resolve();
   }
 
   /** Every rank's queued collectives done: a one-element all-reduce, waited for, then the store's round. */

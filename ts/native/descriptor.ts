@@ -43,14 +43,20 @@ const DTYPE_WORD = layoutConstants["offsetof(lltm_tensor, dtype)"] / 4;
 const TWO_32 = 4294967296;
 const BYTE_STRIDES: readonly number[] = [1];
 
-/** Host memory from lltm_alloc: its address and a view of its 32-bit words. */
+/**
+ * Host memory from lltm_alloc, zeroed (a field a caller leaves unset, such as
+ * a call block's flags, reads as 0, not as whatever the allocator reused): its
+ * address and a view of its 32-bit words.
+ */
 export function hostBlock(bytes: number, what: string): { address: number; words: Int32Array } {
   const lib = native();
   const out = new Uint32Array(2);
   const status = lib.lltm_alloc(bytes, 0, 0, out);
   if (status !== 0) throw new LLTMError("OUT_OF_MEMORY", `${what}: ${lib.lltm_last_error()}`);
   const address = out[0]! + out[1]! * TWO_32;
-  return { address, words: new Int32Array(lib.view(address, bytes)) };
+  const words = new Int32Array(lib.view(address, bytes));
+  words.fill(0);
+  return { address, words };
 }
 
 /** `count` consecutive descriptors in the words `words` from word `at`, at native address `base`. */
