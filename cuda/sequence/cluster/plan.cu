@@ -49,6 +49,9 @@ ClusterPlan plan(const void* kernel, int64_t weight_rows, int64_t width, int64_t
   ClusterPlan result{{0, 0, 0}, 0, 0, 0, false};
   for (int largest = kPortableCluster; l.clusters && largest <= kLargestCluster && result.blocks == 0; largest *= 2) {
     const int64_t states = (S + largest - 1) / largest, blocks = (S + states - 1) / states;
+    // st.async, which carries every value between the blocks, needs a cluster of two
+    // blocks or more (compute-sanitizer refuses it in a cluster of one): S = 1 runs elsewhere.
+    if (blocks < 2) break;
     const int64_t weights = weight_rows * states * width * int64_t(sizeof(T));
     const int64_t row = 2 * width * int64_t(sizeof(T));  // both slots
     const int64_t most_rows = std::min({B, int64_t(kGroups) * kMaxTasks / states,
