@@ -124,7 +124,8 @@ const validation: [number, number][] = [];
 const drawEvery = tty ? 250 : 5000;
 const evalEvery = Math.max(1, Math.floor(steps / 5));
 using lossSum = Tensor.zeros([1], { device });
-const losses = new LossMeter(lossSum);
+const curveEvery = Math.max(1, Math.floor(steps / 200));
+using losses = new LossMeter(lossSum, Math.ceil(steps / curveEvery) + 1);
 let done = 0, stoppedByBudget = false;
 const start = performance.now();
 let last = start;
@@ -152,7 +153,6 @@ function progress(step: number, now: number, final: boolean): void {
   drawProgress(text, step, steps, elapsed, budget, final);
 }
 
-const curveEvery = Math.max(1, Math.floor(steps / 200));
 for (let step = 1; step <= steps; step++) {
   const { x, y } = batchAt(train, randomOffsets(), T, training.inputDevice);
   await training.step(x, y, lossSum);
@@ -163,13 +163,12 @@ for (let step = 1; step <= steps; step++) {
   // The peak is a training step's, from the second on: the first allocates what every step reuses.
   if (step === 1 && gpu) cuda.resetPeakMemoryStats(device);
   if (step === 1) firstStepEnd = performance.now();
-  if (step % curveEvery === 0) losses.read();
   if (rank === 0 && (step % evalEvery === 0 || step === steps)) validation.push([step / curveEvery, validate()]);
   const now = performance.now();
   stoppedByBudget = await budgetSpent(step, now);
   const final = step === steps || stoppedByBudget;
+  if (step % curveEvery === 0 || final) losses.close();
   if (now - last > drawEvery || final) {
-    losses.read();
     last = now;
     progress(step, now, final);
   }

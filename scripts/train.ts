@@ -127,9 +127,8 @@ function progress(step: number, value: number, now: number, final: boolean): voi
   drawProgress(text, step, trainSteps, elapsed, budget, final);
 }
 
-const losses = new LossMeter(lossSum);
-
 const curveEvery = Math.max(1, Math.floor(trainSteps / 300));
+using losses = new LossMeter(lossSum, Math.ceil(trainSteps / curveEvery) + 1);
 for (let step = 1; step <= trainSteps; step++) {
   const batch = makeBatch(rng, B);
   using xs = Tensor.fromTypedArray(batch.inputs, [T, B, F]);
@@ -137,12 +136,11 @@ for (let step = 1; step <= trainSteps; step++) {
   trainStep(xs, ys);
   losses.counted();
   done = step;
-  if (step % curveEvery === 0) losses.read();
   const now = performance.now();
   stoppedByBudget = budget !== undefined && (now - start) / 1000 > budget && step < trainSteps;
   const final = step === trainSteps || stoppedByBudget;
+  if (step % curveEvery === 0 || final) losses.close();
   if (now - last > progressEvery || final) {
-    losses.read();
     last = now;
     progress(step, losses.last, now, final);
   }
