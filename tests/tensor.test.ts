@@ -72,6 +72,70 @@ test("reshape views a contiguous tensor and copies a strided one", () => {
   assertThrowsLLTM(() => t.reshape([4]), "INVALID_ARGUMENT", /holds 4 elements but the tensor has 6/);
 });
 
+test("reshape views a strided tensor where its strides allow, as torch.reshape", () => {
+  using h = Tensor.fromArray([[[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11]]]);
+  using column = h.narrow(2, 0, 1);
+  using first = column.reshape([4]);
+  assertEquals(first.strides, [3], "the [1, 4, 1] column read as [4] with the rows' stride");
+  assertEquals(first.toArray(), [0, 3, 6, 9]);
+  first.fill(-1);
+  assertEquals(h.toArray(), [[[-1, 1, 2], [-1, 4, 5], [-1, 7, 8], [-1, 10, 11]]], "a view writes through");
+  using t = Tensor.fromArray(Array.from({ length: 4 }, (_, i) => Array.from({ length: 6 }, (_, j) => 6 * i + j)));
+  using cols = t.narrow(1, 1, 3);
+  using split = cols.reshape([2, 2, 3]);
+  assertEquals(split.strides, [12, 6, 1], "whole rows regrouped: a view");
+  using flat = cols.reshape([12]);
+  assertEquals(flat.strides, [1], "rows with gaps flattened: a copy");
+  assertEquals(flat.toArray(), [1, 2, 3, 7, 8, 9, 13, 14, 15, 19, 20, 21]);
+});
+
+test("reshape of any view holds the view's elements in order, and writes through exactly when it is a view", () => {
+  const dims = fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 4 });
+  fc.assert(
+    fc.property(dims, fc.nat(), fc.nat(), fc.nat(), (shape, a, b, c) => {
+      const numel = shape.reduce((x, y) => x * y, 1);
+      using base = Tensor.fromTypedArray(Float64Array.from({ length: numel }, (_, i) => i), shape, { dtype: "float64" });
+      // A transpose of two dimensions and a narrow of one make the strided view.
+      const d0 = a % shape.length, d1 = b % shape.length;
+      using turned = base.transpose(d0, d1);
+      const nd = c % shape.length, size = turned.shape[nd]!;
+      const start = c % size, length = 1 + ((a + b) % (size - start));
+      using view = turned.narrow(nd, start, length);
+      const n = view.numel;
+      // A random factorisation of its element count as the new shape.
+      const target: number[] = [];
+      let rest = n;
+      for (let p = 2, seed = a + c; rest > 1 && target.length < 4; ) {
+        if (rest % p === 0 && (seed++ % 3) !== 0) {
+          target.push(p);
+          rest /= p;
+        } else if (p * p > rest) {
+          target.push(rest);
+          rest = 1;
+        } else p++;
+      }
+      if (rest > 1) target.push(rest);
+      if (target.length === 0 || (b % 2 === 0 && target.length < 4)) target.push(1);
+      const expected = (() => {
+        using inOrder = view.contiguous();
+        return Array.from(inOrder.toTypedArray());
+      })();
+      using r = view.reshape(target);
+      assertEquals(r.shape, target);
+      assertEquals(Array.from(r.toTypedArray()), expected);
+      // A view starts where its source does; a copy is memory of its own.
+      const isView = r.dataAddress === view.dataAddress;
+      r.fill(-1);
+      using after = view.contiguous();
+      const values = Array.from(after.toTypedArray());
+      const written = values.every((v) => v === -1), untouched = values.every((v, i) => v === expected[i]);
+      assert(written || untouched, "the source changed in part");
+      assertEquals(written, isView, "writes through exactly when a view");
+    }),
+    { numRuns: 300 },
+  );
+});
+
 test("contiguous copies a strided view into row-major order", () => {
   using t = Tensor.fromArray([[1, 2], [3, 4]], { dtype: "float64" });
   using tt = t.transpose();

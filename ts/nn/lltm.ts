@@ -129,6 +129,8 @@ export class LLTM extends Module {
   private readonly cells: ModuleList<LLTMCell>;
   private readonly reverseCells: ModuleList<LLTMCell> | undefined;
   private readonly drop: Dropout | undefined;
+  /** The zero state forward() starts from when given none, kept between calls of one batch size, dtype and device. */
+  private zero: LLTMState | undefined;
 
   constructor(inputFeatures: number, stateSize: number, options: LLTMOptions = {}) {
     super("LLTM");
@@ -235,7 +237,9 @@ export class LLTM extends Module {
         output = input.transpose(0, 1);
         input.dispose();
       }
-      const h = stack(lastH), c = stack(lastC);
+      // One layer and direction: its final state as a [1, B, S] view, not copied into a stack.
+      const h = lastH.length === 1 ? lastH[0]!.reshape([1, ...lastH[0]!.shape]) : stack(lastH);
+      const c = lastC.length === 1 ? lastC[0]!.reshape([1, ...lastC[0]!.shape]) : stack(lastC);
       return {
         output, h, c,
         [Symbol.dispose]() {
@@ -249,8 +253,30 @@ export class LLTM extends Module {
     }
   }
 
+  /** Frees the kept zero state with the parameters. */
+  override dispose(): void {
+    this.dropZero();
+    super.dispose();
+  }
+
+  /**
+   * A layer's zero state [B, S] each, as new references to the one kept: the engine only reads a start state,
+   * so every layer, direction and call of this batch size shares it, and a captured step fills nothing for it.
+   */
   private zeroLayerState(batch: number): LLTMState {
-    return this.cells.at(0).initialState(batch);
+    const p = this.cells.at(0).weights;
+    const z = this.zero;
+    if (z === undefined || z.h.shape[0] !== batch || z.h.dtype !== p.dtype || z.h.device !== p.device) {
+      this.dropZero();
+      this.zero = this.cells.at(0).initialState(batch);
+    }
+    return { h: this.zero!.h.retain(), c: this.zero!.c.retain() };
+  }
+
+  private dropZero(): void {
+    this.zero?.h.dispose();
+    this.zero?.c.dispose();
+    this.zero = undefined;
   }
 
   private checkState(fn: string, x: Tensor, B: number, batchDim: number, state: LLTMState): void {

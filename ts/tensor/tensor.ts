@@ -1,7 +1,7 @@
 /**
  * Tensor: a strided view of native memory on the CPU or a CUDA device, of
  * float32, float64, bfloat16 or float16 elements. Views (transpose, narrow,
- * expand, reshape of a contiguous tensor) share memory with their source;
+ * expand, reshape where the strides allow) share memory with their source;
  * every tensor must be disposed (or used with `using`), and the memory is
  * freed when the last tensor viewing it is disposed. A finalizer frees what
  * is forgotten.
@@ -232,7 +232,7 @@ export class Tensor implements native.NativeTensor {
     return recordView("slice", this, out, (g, input) => scatterInto(input, g, (z) => z.slice(dim, start, end, step)));
   }
 
-  /** The same elements with another shape: a view of a contiguous tensor, else a contiguous copy. */
+  /** The same elements with another shape: a view where the strides allow one (always for a contiguous tensor), else a contiguous copy, as torch.reshape. */
   reshape(shape: readonly number[]): Tensor {
     const out = views.reshape(this, shape);
     const from = this.shape;

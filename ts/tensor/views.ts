@@ -44,6 +44,37 @@ export function slice(t: Tensor, dim: number, start: number, end: number | undef
   return stepped;
 }
 
+/**
+ * Strides that read a tensor of `shape` and `strides` as `dims` without
+ * moving an element (as PyTorch's view and reshape find them), or undefined
+ * where none do: each run of dimensions that the tensor lays out as one
+ * evenly spaced block must map onto whole dimensions of `dims`.
+ */
+function viewStrides(shape: readonly number[], strides: readonly number[], dims: readonly number[]): number[] | undefined {
+  const out = new Array<number>(dims.length);
+  let d = dims.length - 1;
+  let base = strides[shape.length - 1]!, blockElements = 1, viewElements = 1;
+  for (let k = shape.length - 1; k >= 0; k--) {
+    blockElements *= shape[k]!;
+    // Dimension k closes a block unless k - 1 continues it (or has size 1, which any stride reads).
+    if (k === 0 || (shape[k - 1] !== 1 && strides[k - 1] !== blockElements * base)) {
+      while (d >= 0 && (viewElements < blockElements || dims[d] === 1)) {
+        out[d] = viewElements * base;
+        viewElements *= dims[d]!;
+        d--;
+      }
+      if (viewElements !== blockElements) return undefined;
+      if (k > 0) {
+        base = strides[k - 1]!;
+        blockElements = 1;
+        viewElements = 1;
+      }
+    }
+  }
+  return d === -1 ? out : undefined;
+}
+
+/** t as `shape`: a view where its strides allow one, else a contiguous copy (as torch.reshape). */
 export function reshape(t: Tensor, shape: readonly number[]): Tensor {
   t.assertLive("reshape");
   const dims = checkShape(shape, "reshape: shape");
@@ -54,6 +85,8 @@ export function reshape(t: Tensor, shape: readonly number[]): Tensor {
     );
   }
   if (t.isContiguous()) return t.viewWith(dims, contiguousStrides(dims), t.offset);
+  const strides = viewStrides(t.shape, t.strides, dims);
+  if (strides !== undefined) return t.viewWith(dims, strides, t.offset);
   const copy = t.contiguous();
   const result = copy.viewWith(dims, contiguousStrides(dims), copy.offset);
   copy.dispose();
