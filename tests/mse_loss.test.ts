@@ -44,6 +44,19 @@ testOnDevices("mseLossBackward matches central differences in float64, each redu
   }
 });
 
+testOnDevices("mseLoss on the tape: a's gradient is mseLossBackward's and b's its negation, each reduction", (device) => {
+  for (const reduction of ["none", "mean", "sum"] as const) {
+    using a = Tensor.randn([3, 5], { dtype: "float64", seed: 11, device }).requiresGrad_();
+    using b = Tensor.randn([3, 5], { dtype: "float64", seed: 12, device }).requiresGrad_();
+    using g = reduction === "none" ? Tensor.randn([3, 5], { dtype: "float64", seed: 13, device }) : Tensor.fromArray([0.7], { dtype: "float64", device });
+    using l = mseLoss(a, b, { reduction });
+    l.backward(g);
+    using expected = mseLossBackward(g, a.detach(), b.detach(), { reduction });
+    assert(maxRelative(values(a.grad!), values(expected)) <= 1e-15, `${reduction}: a's gradient`);
+    assert(maxRelative(values(b.grad!), values(expected).map((v) => -v)) <= 1e-15, `${reduction}: b's gradient`);
+  }
+});
+
 testOnDevices("mseLoss refuses unequal shapes and a bad reduction by name", (device) => {
   using a = Tensor.zeros([2, 3], { device }), b = Tensor.zeros([3], { device });
   assertThrowsLLTM(() => mseLoss(a, b), "SHAPE_MISMATCH", /^mseLoss: 'b' has shape \[3\] but 'a' has \[2, 3\]/);

@@ -10,7 +10,7 @@ import { sub } from "./add.ts";
 import { checkCommon } from "./lltm.ts";
 import { mul } from "./mul.ts";
 import { scale } from "./scale.ts";
-import { mean, sum, sumBackward } from "./sum.ts";
+import { mean, sum } from "./sum.ts";
 import type { Reduction } from "./cross_entropy.ts";
 
 function checkReduction(fn: string, reduction: unknown): Reduction {
@@ -28,15 +28,27 @@ function checkSameShape(fn: string, a: Tensor, b: Tensor): void {
 
 /** The mean squared error of a against b: [1] for "mean" and "sum", a's shape for "none". */
 export function mseLoss(a: Tensor, b: Tensor, options: { reduction?: Reduction } = {}): Tensor {
+  const { loss, diff } = mseLossKeepingDiff(a, b, options);
+  diff.dispose();
+  return loss;
+}
+
+/** mseLoss, and the difference a - b it squared, which its backward reads (the tape keeps it instead of recomputing it). */
+export function mseLossKeepingDiff(a: Tensor, b: Tensor, options: { reduction?: Reduction } = {}): { loss: Tensor; diff: Tensor } {
   const fn = "mseLoss";
   checkCommon(fn, ["a", "b"], [a, b]);
   const reduction = checkReduction(fn, options.reduction ?? "mean");
   checkSameShape(fn, a, b);
-  using diff = sub(a, b);
-  const squares = mul(diff, diff);
-  if (reduction === "none") return squares;
-  using owned = squares;
-  return reduction === "mean" ? mean(owned) : sum(owned);
+  const diff = sub(a, b);
+  try {
+    const squares = mul(diff, diff);
+    if (reduction === "none") return { loss: squares, diff };
+    using owned = squares;
+    return { loss: reduction === "mean" ? mean(owned) : sum(owned), diff };
+  } catch (e) {
+    diff.dispose();
+    throw e;
+  }
 }
 
 /** The gradient of mseLoss with respect to a from gradLoss (its output's shape); that for b is its negation. */
@@ -46,8 +58,16 @@ export function mseLossBackward(gradLoss: Tensor, a: Tensor, b: Tensor, options:
   const reduction = checkReduction(fn, options.reduction ?? "mean");
   checkSameShape(fn, a, b);
   using diff = sub(a, b);
-  using twice = scale(diff, 2);
-  if (reduction === "none") return mul(twice, gradLoss);
-  using spread = sumBackward(gradLoss, a.shape, { mean: reduction === "mean" });
-  return mul(twice, spread);
+  return mseLossBackwardFromDiff(gradLoss, diff, reduction);
+}
+
+/**
+ * d_a = diff times 2·gradLoss (/ numel for the mean): the factor formed on gradLoss's one element (or, for "none",
+ * its every element) and multiplied in as a broadcast view, two launches.
+ */
+export function mseLossBackwardFromDiff(gradLoss: Tensor, diff: Tensor, reduction: Reduction): Tensor {
+  using factor = scale(gradLoss, reduction === "mean" ? 2 / diff.numel : 2);
+  if (reduction === "none") return mul(diff, factor);
+  using spread = factor.expand(diff.shape);
+  return mul(diff, spread);
 }

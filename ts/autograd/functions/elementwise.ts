@@ -6,7 +6,7 @@
 import { LLTMError } from "../../errors.ts";
 import { add as addOp, sub as subOp } from "../../ops/add.ts";
 import { cat as catOp } from "../../ops/cat.ts";
-import { mseLoss as mseLossOp, mseLossBackward } from "../../ops/mse_loss.ts";
+import { mseLoss as mseLossOp, mseLossBackwardFromDiff, mseLossKeepingDiff } from "../../ops/mse_loss.ts";
 import { mul as mulOp } from "../../ops/mul.ts";
 import type { Reduction } from "../../ops/cross_entropy.ts";
 import { scale as scaleOp } from "../../ops/scale.ts";
@@ -133,8 +133,12 @@ export function cat(a: Tensor, b: Tensor, dim = 0): Tensor {
 
 /** The mean (or sum, or per-element) squared error of a against b, as torch.nn.functional.mse_loss. */
 export function mseLoss(a: Tensor, b: Tensor, options: { reduction?: Reduction } = {}): Tensor {
-  return onTape("mseLoss", [a, b], () => [a, b], () => mseLossOp(a, b, options), (g, [x, y], needs) => {
-    const da = mseLossBackward(g, x!, y!, options);
+  if (!needsRecording([a, b])) return withGradMode(false, () => mseLossOp(a, b, options));
+  const { loss, diff } = withGradMode(false, () => mseLossKeepingDiff(a, b, options));
+  using kept = diff;
+  const reduction = options.reduction ?? "mean";
+  return recordOne(new FunctionNode("mseLoss", [kept], (g, [d], needs) => {
+    const da = mseLossBackwardFromDiff(g, d!, reduction);
     if (!needs(1)) return [da, undefined];
     const db = scaleOp(da, -1);
     if (!needs(0)) {
@@ -142,5 +146,5 @@ export function mseLoss(a: Tensor, b: Tensor, options: { reduction?: Reduction }
       return [undefined, db];
     }
     return [da, db];
-  });
+  }), [a, b], loss);
 }
