@@ -33,7 +33,7 @@ library="$PWD/packages/linux-arm64-gnu/liblltm.so"
 # count (affinity and the cgroup reader), and the kernel choice.
 cmake -S . -B "$build" -DCMAKE_TOOLCHAIN_FILE="$toolchain" -DLLTM_CUDA=OFF -DLLTM_C_TESTS=ON \
   -DLLTM_OUTPUT_DIR="$build/out" >/dev/null
-cmake --build "$build" --parallel --target cpu_count_test run_mode_test pool_stress pool_throw_test
+cmake --build "$build" --parallel "$(nproc)" --target cpu_count_test run_mode_test pool_stress pool_throw_test
 "${qemu[@]}" "$build/out/cpu_count_test"
 "${qemu[@]}" "$build/out/run_mode_test"
 "${qemu[@]}" "$build/out/pool_stress" 1000 3 100
