@@ -237,9 +237,7 @@ export class LLTM extends Module {
         output = input.transpose(0, 1);
         input.dispose();
       }
-      // One layer and direction: its final state as a [1, B, S] view, not copied into a stack.
-      const h = lastH.length === 1 ? lastH[0]!.reshape([1, ...lastH[0]!.shape]) : stack(lastH);
-      const c = lastC.length === 1 ? lastC[0]!.reshape([1, ...lastC[0]!.shape]) : stack(lastC);
+      const h = finalStates(lastH), c = finalStates(lastC);
       return {
         output, h, c,
         [Symbol.dispose]() {
@@ -324,6 +322,11 @@ function checkLengths(fn: string, lengths: readonly number[] | Int32Array | Tens
     }
   }
   return Int32Array.from(values);
+}
+
+/** Each layer's and direction's final state [B, S] as one [n, B, S]: for one, a view of it rather than a stacked copy. */
+function finalStates(states: readonly Tensor[]): Tensor {
+  return states.length === 1 ? states[0]!.reshape([1, ...states[0]!.shape]) : stack(states);
 }
 
 /** Pushes `t` on `owned` and returns it. */
