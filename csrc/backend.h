@@ -14,7 +14,7 @@
 // backend built with the same value. (The entry point keeps its name
 // `lltm_backend_v1` for every version, so that an old backend reaches the
 // version check instead of a missing symbol.)
-#define LLTM_BACKEND_API_VERSION 6u
+#define LLTM_BACKEND_API_VERSION 7u
 
 namespace lltm {
 
@@ -27,10 +27,14 @@ struct DeviceBackend {
   // Stores the new block in *out (left NULL on failure).
   int32_t (*alloc)(uint64_t bytes, int32_t device, void** out);
   int32_t (*free)(void* data, int32_t device);
+  // Page-locked host memory (lltm_alloc_pinned, lltm_free_pinned).
+  int32_t (*pinned_alloc)(uint64_t bytes, void** out);
+  int32_t (*pinned_free)(void* data);
   // A strided copy where at least one side is on the device, converting from
   // src's dtype to dst's; the other side's kind is given by `*_on_device`.
+  // `flags`: LLTM_OP_COPY's (LLTM_COPY_NON_BLOCKING).
   int32_t (*copy)(const lltm_tensor* dst, int32_t dst_on_device, int32_t dst_device, const lltm_tensor* src,
-                  int32_t src_on_device, int32_t src_device);
+                  int32_t src_on_device, int32_t src_device, uint32_t flags);
   int32_t (*read)(void* host_dst, const void* src, uint64_t bytes, int32_t device);
   int32_t (*write)(void* dst, const void* host_src, uint64_t bytes, int32_t device);
   int32_t (*synchronize)(int32_t device);

@@ -72,6 +72,7 @@ extern "C" {
 /* Flags of the ops that take them (lltm_ops.def names which). */
 #define LLTM_ACCUMULATE_PARAM_GRADS 1u /* add the parameters' gradients (ACC slots) to the outputs' contents */
 #define LLTM_SEQUENCE_TRAINING 1u      /* keep what the sequence backward needs in `reserve` */
+#define LLTM_COPY_NON_BLOCKING 1u      /* LLTM_OP_COPY from pinned host memory to a GPU: return once queued */
 
 typedef enum lltm_status {
   LLTM_OK = 0,
@@ -228,6 +229,18 @@ LLTM_API int32_t lltm_backward_ex(
  * otherwise), and more than the device can give is LLTM_ERR_OUT_OF_MEMORY. */
 LLTM_API int32_t lltm_alloc(uint64_t bytes, int32_t device_kind, int32_t device_index, void** out);
 LLTM_API int32_t lltm_free(void* data, int32_t device_kind, int32_t device_index);
+
+/* Page-locked ("pinned") host memory, from the CUDA backend's pool
+ * (LLTM_ERR_BACKEND_UNAVAILABLE without one). It is host memory (device_kind
+ * LLTM_CPU) for every op. An LLTM_OP_COPY from it to a GPU with
+ * LLTM_COPY_NON_BLOCKING in its flags returns once the copy is queued on the
+ * GPU's stream (the caller must not write the source until the copy has run:
+ * lltm_synchronize, or work ordered after it); every other copy that involves
+ * the host has finished when it returns. A block may be freed as soon as its
+ * copy is queued: lltm_alloc_pinned hands it out again only once the copies
+ * queued on it have run. bytes: 1 to 2^63. Not counted by lltm_memory_stat. */
+LLTM_API int32_t lltm_alloc_pinned(uint64_t bytes, void** out);
+LLTM_API int32_t lltm_free_pinned(void* data);
 
 /* Strided copy between two tensors of equal sizes, on any pair of devices. */
 LLTM_API int32_t lltm_copy(const lltm_tensor* dst, int32_t dst_kind, int32_t dst_index,

@@ -10,6 +10,7 @@
 #include "runtime/device.h"
 #include "runtime/memory_pool.h"
 #include "runtime/op_registry.h"
+#include "runtime/pinned_pool.h"
 #include "runtime/transfer.h"
 #include "status.h"
 
@@ -61,14 +62,23 @@ int32_t free_entry(void* data, int32_t device) {
   return guard([&] { free(data, device); });
 }
 
+int32_t pinned_alloc_entry(uint64_t bytes, void** out) {
+  return guard([&] { *out = pinned_alloc(bytes); });
+}
+
+int32_t pinned_free_entry(void* data) {
+  return guard([&] { pinned_free(data); });
+}
+
 int32_t copy_entry(const lltm_tensor* dst, int32_t dst_on_device, int32_t dst_device, const lltm_tensor* src,
-                   int32_t src_on_device, int32_t src_device) {
+                   int32_t src_on_device, int32_t src_device, uint32_t flags) {
   return guard([&] {
     // A copy that involves the host, or two devices, waits for the stream.
     const bool waits = dst_on_device == 0 || src_on_device == 0 || dst_device != src_device;
     if (dst_on_device != 0) refuse_while_captured(dst_device, "lltm_copy", waits);
     if (src_on_device != 0) refuse_while_captured(src_device, "lltm_copy", waits);
-    copy(*dst, dst_on_device != 0, dst_device, *src, src_on_device != 0, src_device);
+    copy(*dst, dst_on_device != 0, dst_device, *src, src_on_device != 0, src_device,
+         (flags & LLTM_COPY_NON_BLOCKING) != 0);
   });
 }
 
@@ -157,6 +167,8 @@ const DeviceBackend table = {LLTM_BACKEND_API_VERSION,
                              run_entry,
                              alloc_entry,
                              free_entry,
+                             pinned_alloc_entry,
+                             pinned_free_entry,
                              copy_entry,
                              read_entry,
                              write_entry,

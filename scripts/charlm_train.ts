@@ -10,6 +10,7 @@ import {
   AdamW, clipGradNorm_, compileStep, CosineAnnealingLR, type DeviceLike, type DistributedDataParallel, GradScaler, noGrad, Tensor,
 } from "../ts/index.ts";
 import { type CharLM, encode, vocabularyOf } from "./charlm_model.ts";
+import { toDevice } from "./device_batch.ts";
 
 /** The training recipe: AdamW with this decoupled weight decay, a cosine schedule down to lr·etaMinFraction, clipping at clipNorm. */
 export const recipe = { weightDecay: 0.01, etaMinFraction: 0.1, clipNorm: 1 } as const;
@@ -41,7 +42,7 @@ export function batchAt(source: Int32Array, offsets: ArrayLike<number>, T: numbe
       y[t * B + b] = source[o + t + 1]!;
     }
   }
-  return { x: Tensor.fromTypedArray(x, [T, B], { device }), y: Tensor.fromTypedArray(y, [T, B], { device }) };
+  return { x: toDevice(x, [T, B], device), y: toDevice(y, [T, B], device) };
 }
 
 /** The validation set: consecutive windows over the held-out text, the same at every evaluation. */
@@ -56,7 +57,7 @@ export interface Trainer {
   scaler: GradScaler;
   /** Whether the step is captured once and replayed (CUDA, and neither loss scaling nor DDP). */
   readonly captured: boolean;
-  /** Where the batches go: the host when the step is captured (it copies them into the tensors it reads), else the device. */
+  /** Where the batches go: the step's device (a captured step copies them, on the device, into the tensors it reads). */
   readonly inputDevice: DeviceLike;
   /** Steps the scaler skipped for an infinity in the gradients. */
   readonly skipped: number;
@@ -112,7 +113,7 @@ export function trainer(model: CharLM, lr: number, steps: number, options: Train
     schedule,
     scaler,
     captured: capturedOnDevice,
-    inputDevice: capturedOnDevice ? "cpu" : device,
+    inputDevice: device,
     get skipped() {
       return skipped;
     },

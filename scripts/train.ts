@@ -29,6 +29,7 @@ import {
   Adam, compileStep, cuda, type DeviceLike, LLTM, mseLoss, noGrad, Random, saveCheckpoint, Tensor,
 } from "../ts/index.ts";
 import { fail, intArg, parseArgs } from "./args.ts";
+import { toDevice } from "./device_batch.ts";
 import { lossPlot } from "./loss_plot.ts";
 import { drawProgress, LossMeter, timeText, tty } from "./progress.ts";
 
@@ -131,8 +132,8 @@ const curveEvery = Math.max(1, Math.floor(trainSteps / 300));
 using losses = new LossMeter(lossSum, Math.ceil(trainSteps / curveEvery) + 1);
 for (let step = 1; step <= trainSteps; step++) {
   const batch = makeBatch(rng, B);
-  using xs = Tensor.fromTypedArray(batch.inputs, [T, B, F]);
-  using ys = Tensor.fromTypedArray(batch.targets, [B]);
+  using xs = toDevice(batch.inputs, [T, B, F], device);
+  using ys = toDevice(batch.targets, [B], device);
   trainStep(xs, ys);
   losses.counted();
   done = step;

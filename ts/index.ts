@@ -72,7 +72,7 @@ export {
 } from "./distributed/index.ts";
 export { nativeMemory, type NativeMemoryStats } from "./native_memory.ts";
 export { Random } from "./random.ts";
-export { type NestedArray, type RandomOptions, Tensor, type TensorOptions, type ToTypedArrayOptions } from "./tensor/index.ts";
+export { type CopyOptions, type NestedArray, type RandomOptions, Tensor, type TensorOptions, type ToTypedArrayOptions } from "./tensor/index.ts";
 
 /**
  * The native library's facts: its path, C ABI version, the backends this build and machine have, and the CPU

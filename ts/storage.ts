@@ -10,10 +10,10 @@
  * lltm_alloc, lltm_free and a finalizer registration and unregistration cost
  * more than the rest of the TypeScript side of a small call. The latest
  * RECYCLED such blocks, of at most RECYCLED_BYTES each, are kept; the CUDA
- * backend pools device memory itself.
+ * backend pools device memory, and pinned host memory, itself.
  */
 import { Device } from "./device.ts";
-import { alloc, free } from "./native/index.ts";
+import { alloc, allocPinned, free, freePinned } from "./native/index.ts";
 import { allocated, released } from "./native_memory.ts";
 
 const RECYCLED = 8;
@@ -23,10 +23,16 @@ interface Held {
   address: number;
   device: Device;
   bytes: number;
+  pinned: boolean;
+}
+
+function freeBlock(held: Held): void {
+  if (held.pinned) freePinned(held.address);
+  else free(held.address, held.device);
 }
 
 const registry = new FinalizationRegistry<Held>((held) => {
-  free(held.address, held.device);
+  freeBlock(held);
   released(held.bytes);
 });
 
@@ -45,19 +51,25 @@ export class Storage {
   readonly address: number;
   readonly bytes: number;
   readonly device: Device;
+  /** Page-locked host memory (lltm_alloc_pinned), which copies to a GPU may read asynchronously. */
+  readonly pinned: boolean;
 
-  private constructor(address: number, bytes: number, device: Device, refs: number) {
+  private constructor(address: number, bytes: number, device: Device, refs: number, pinned: boolean) {
     this.address = address;
     this.bytes = bytes;
     this.device = device;
     this.refs = refs;
-    registry.register(this, { address, device, bytes }, this);
+    this.pinned = pinned;
+    registry.register(this, { address, device, bytes, pinned }, this);
   }
 
-  /** Allocates `bytes` bytes on `device`, owned by `refs` tensors, for the public function `fn` (named in a failure). */
-  static allocate(bytes: number, device: Device, fn: string, refs = 1): Storage {
+  /**
+   * Allocates `bytes` bytes on `device`, owned by `refs` tensors, for the public function `fn` (named in a failure);
+   * with `pinned`, page-locked host memory.
+   */
+  static allocate(bytes: number, device: Device, fn: string, refs = 1, pinned = false): Storage {
     allocated(bytes);
-    if (device === Device.cpu && bytes <= RECYCLED_BYTES) {
+    if (device === Device.cpu && !pinned && bytes <= RECYCLED_BYTES) {
       for (let i = recycled.length - 1; i >= 0; i--) {
         const s = recycled[i]!;
         if (s.bytes !== bytes) continue;
@@ -69,13 +81,13 @@ export class Storage {
     }
     let address: number;
     try {
-      address = alloc(fn, bytes, device);
+      address = pinned ? allocPinned(fn, bytes) : alloc(fn, bytes, device);
     } catch (e) {
       released(bytes);
       throw e;
     }
     everAllocated = true;
-    return new Storage(address, bytes, device, refs);
+    return new Storage(address, bytes, device, refs, pinned);
   }
 
   /** How many tensors view this block now. */
@@ -91,7 +103,7 @@ export class Storage {
     if (this.refs === 0) return;
     if (--this.refs === 0) {
       released(this.bytes);
-      if (this.device !== Device.cpu || this.bytes > RECYCLED_BYTES) {
+      if (this.device !== Device.cpu || this.pinned || this.bytes > RECYCLED_BYTES) {
         this.free();
         return;
       }
@@ -102,6 +114,6 @@ export class Storage {
 
   private free(): void {
     registry.unregister(this);
-    free(this.address, this.device);
+    freeBlock(this);
   }
 }

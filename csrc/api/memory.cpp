@@ -52,6 +52,27 @@ LLTM_API int32_t lltm_free(void* data, int32_t device_kind, int32_t device_index
   });
 }
 
+// Pinned memory needs a GPU to pin it for: the CUDA backend's pool, whichever GPU copies from it.
+LLTM_API int32_t lltm_alloc_pinned(uint64_t bytes, void** out) {
+  if (out != nullptr) *out = nullptr;
+  const char* fn = "lltm_alloc_pinned";
+  return entry(fn, [&] {
+    if (out == nullptr) fail(LLTM_ERR_NULL_POINTER, "lltm_alloc_pinned: 'out' is a null pointer");
+    check_bytes(bytes, fn);
+    const DeviceBackend* backend = api::device_for(LLTM_CUDA, 0, fn);
+    api::check(backend, backend->pinned_alloc(bytes, out));
+  });
+}
+
+LLTM_API int32_t lltm_free_pinned(void* data) {
+  if (data == nullptr) return LLTM_OK;
+  const char* fn = "lltm_free_pinned";
+  return entry(fn, [&] {
+    const DeviceBackend* backend = api::device_for(LLTM_CUDA, 0, fn);
+    api::check(backend, backend->pinned_free(data));
+  });
+}
+
 // On the CPU both are plain byte moves; memmove, so that overlapping ranges are handled rather than undefined.
 LLTM_API int32_t lltm_read(void* host_dst, const void* src, uint64_t bytes, int32_t device_kind,
                            int32_t device_index) {

@@ -37,7 +37,7 @@ void run_copy(const ops::Checking& c) {
   const bool host_dst = dst_backend == nullptr, host_src = src_backend == nullptr;
   const lltm_tensor* host = host_dst ? &dst : host_src ? &src : nullptr;
   if (host == nullptr || is_contiguous(*host)) {
-    check(backend, backend->copy(&dst, !host_dst, g.device_index, &src, !host_src, g.src_device_index));
+    check(backend, backend->copy(&dst, !host_dst, g.device_index, &src, !host_src, g.src_device_index, g.flags));
     return;
   }
   std::unique_ptr<void, void (*)(void*)> buffer(
@@ -45,9 +45,9 @@ void run_copy(const ops::Checking& c) {
   const lltm_tensor staged = contiguous_like(*host, buffer.get());
   if (host_src) {
     cpu::copy(staged, src, c.fn);
-    check(backend, backend->copy(&dst, 1, g.device_index, &staged, 0, g.src_device_index));
+    check(backend, backend->copy(&dst, 1, g.device_index, &staged, 0, g.src_device_index, 0));
   } else {
-    check(backend, backend->copy(&staged, 0, g.device_index, &src, 1, g.src_device_index));
+    check(backend, backend->copy(&staged, 0, g.device_index, &src, 1, g.src_device_index, 0));
     cpu::copy(dst, staged, c.fn);
   }
 }

@@ -82,7 +82,7 @@ void Staging::convert(const lltm_tensor& dst, const lltm_tensor& src) {
   if (backend_ == nullptr)
     cpu::copy(dst, src, c_.fn);
   else
-    check(backend_, backend_->copy(&dst, 1, device_, &src, 1, device_));
+    check(backend_, backend_->copy(&dst, 1, device_, &src, 1, device_, 0));
 }
 
 }  // namespace lltm::api

@@ -5,6 +5,7 @@
 #include "ops/copy.cuh"
 #include "ops/dtypes.h"
 #include "runtime/device.h"
+#include "runtime/pinned_pool.h"
 
 namespace lltm::cuda {
 
@@ -15,7 +16,7 @@ size_t bytes_of(const lltm_tensor& t) { return size_t(numel(t) * dtype_info(t.dt
 }  // namespace
 
 void copy(const lltm_tensor& dst, bool dst_on_device, int dst_device, const lltm_tensor& src, bool src_on_device,
-          int src_device) {
+          int src_device, bool non_blocking) {
   const bool same_dtype = dst.dtype == src.dtype;
   if (dst_on_device && src_on_device && dst_device == src_device) {
     DeviceGuard guard(dst_device);
@@ -63,7 +64,12 @@ void copy(const lltm_tensor& dst, bool dst_on_device, int dst_device, const lltm
     strided_convert(contiguous_like(dst, staged.as<void>()), src, stream);
     LLTM_CUDA_CHECK(cudaMemcpyAsync(dst.data, staged.as<void>(), bytes_of(dst), cudaMemcpyDeviceToHost, stream));
   }
-  // The host side is the caller's pageable memory: finish before returning.
+  // From pinned memory the copy may stay queued: the pool keeps the block from new work until it has run.
+  // Pageable memory, and whatever the caller reads next, must be done with on return.
+  if (non_blocking && dst_on_device && is_pinned(src.data, bytes_of(src))) {
+    pinned_record_use(src.data, stream, device);
+    return;
+  }
   LLTM_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 

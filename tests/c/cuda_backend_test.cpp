@@ -7,6 +7,7 @@
 // GPU. tests/cuda_backend.test.ts runs it with and without
 // LLTM_CUDA_KERNELS=fused, so that the products take both cuBLAS and the
 // library's own kernel.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -220,7 +221,7 @@ void check_copies(int32_t from, int32_t to, std::mt19937_64& rng) {
   DeviceBuffer converted(uint64_t(n * bytes_of(to)));
   const lltm_tensor host_src = tensor(const_cast<unsigned char*>(host_from.data()), sizes, row_major, from);
   const lltm_tensor dev_to = tensor(converted.data, sizes, row_major, to);
-  ok(backend->copy(&dev_to, 1, 0, &host_src, 0, 0), (pair + ": host to device").c_str());
+  ok(backend->copy(&dev_to, 1, 0, &host_src, 0, 0, 0), (pair + ": host to device").c_str());
   std::vector<unsigned char> back(size_t(n * bytes_of(to)));
   ok(backend->read(back.data(), converted.data, back.size(), 0), "read");
   expect_values(back, to, values, pair + ", host to device");
@@ -230,17 +231,17 @@ void check_copies(int32_t from, int32_t to, std::mt19937_64& rng) {
   ok(backend->write(source.data, host_from.data(), host_from.size(), 0), "write");
   const lltm_tensor dev_from = tensor(source.data, sizes, row_major, from);
   const lltm_tensor dev_strided = tensor(strided.data, sizes, transposed, to);
-  ok(backend->copy(&dev_strided, 1, 0, &dev_from, 1, 0), (pair + ": device to device").c_str());
+  ok(backend->copy(&dev_strided, 1, 0, &dev_from, 1, 0, 0), (pair + ": device to device").c_str());
   // The strided view back to the host in its own type (a gather on the device).
   std::vector<unsigned char> gathered(size_t(n * bytes_of(to)));
   const lltm_tensor host_to = tensor(gathered.data(), sizes, row_major, to);
-  ok(backend->copy(&host_to, 0, 0, &dev_strided, 1, 0), (pair + ": strided device to host").c_str());
+  ok(backend->copy(&host_to, 0, 0, &dev_strided, 1, 0, 0), (pair + ": strided device to host").c_str());
   expect_values(gathered, to, values, pair + ", device to strided device");
 
   // Device (from) to host (to), converting on the way out.
   std::vector<unsigned char> out(size_t(n * bytes_of(to)));
   const lltm_tensor host_out = tensor(out.data(), sizes, row_major, to);
-  ok(backend->copy(&host_out, 0, 0, &dev_from, 1, 0), (pair + ": device to host").c_str());
+  ok(backend->copy(&host_out, 0, 0, &dev_from, 1, 0, 0), (pair + ": device to host").c_str());
   expect_values(out, to, values, pair + ", device to host");
 }
 
@@ -429,6 +430,36 @@ void check_refusals() {
 // Step capture: an axpy recorded once and replayed three times adds three
 // times; a read while capturing is refused and the capture goes on; a block
 // freed while capturing is not handed to other work while the graph lives.
+// Pinned memory: a non-blocking copy from a block that is freed at once, and
+// a block of the same size taken and overwritten before that copy can have
+// run. The pool must not hand out the first block until its copy is done, so
+// the device holds the first block's values.
+void check_pinned() {
+  const int64_t n = int64_t(1) << 24;  // 64 MiB: a copy long enough that an early reuse would show
+  const uint64_t bytes = uint64_t(n) * 4;
+  void* first = nullptr;
+  ok(backend->pinned_alloc(bytes, &first), "pinned_alloc");
+  float* values = static_cast<float*>(first);
+  for (int64_t i = 0; i < n; i++) values[i] = float(i % 1000);
+  DeviceBuffer device(bytes);
+  const lltm_tensor src = tensor(first, {n}, {1}, LLTM_FLOAT32), dst = tensor(device.data, {n}, {1}, LLTM_FLOAT32);
+  ok(backend->copy(&dst, 1, 0, &src, 0, 0, LLTM_COPY_NON_BLOCKING), "non-blocking copy from pinned memory");
+  ok(backend->pinned_free(first), "pinned_free");
+  void* second = nullptr;
+  ok(backend->pinned_alloc(bytes, &second), "pinned_alloc of the same size");
+  std::fill_n(static_cast<float*>(second), n, -1.0f);
+  ok(backend->synchronize(0), "synchronize");
+  std::vector<float> back(static_cast<size_t>(n));
+  ok(backend->read(back.data(), device.data, bytes, 0), "read");
+  for (int64_t i = 0; i < n; i++)
+    if (back[size_t(i)] != float(i % 1000)) failed("a pinned block was reused before its non-blocking copy ran");
+  ok(backend->pinned_free(second), "pinned_free");
+  int not_pinned = 0;
+  if (backend->pinned_free(&not_pinned) != LLTM_ERR_INVALID_ARGUMENT ||
+      std::strstr(backend->last_error(), "lltm_free_pinned") == nullptr)
+    failed("pinned_free of memory the pool did not hand out");
+}
+
 void check_capture() {
   const int64_t n = 1000;
   std::vector<float> ones(size_t(n), 1.0f), got(static_cast<size_t>(n), 0.0f);
@@ -492,6 +523,7 @@ int main() {
       check_linear_backward(dtype, 300, 70, 90, strided, rng);
     }
   check_refusals();
+  check_pinned();
   check_capture();
   ok(backend->synchronize(0), "synchronize");
   std::printf("%d passed, 0 failed\n", checks);

@@ -8,6 +8,7 @@ export const headerConstants = {
   LLTM_MAX_SCALARS: 8,
   LLTM_ACCUMULATE_PARAM_GRADS: 1,
   LLTM_SEQUENCE_TRAINING: 1,
+  LLTM_COPY_NON_BLOCKING: 1,
   LLTM_BACKEND_CPU: 1,
   LLTM_BACKEND_CUDA: 2,
   LLTM_MATMUL_PRECISION_HIGHEST: 0,
@@ -786,7 +787,7 @@ export const opTable = {
   COPY: {
     code: 9,
     entry: "lltm_copy",
-    flags: 0,
+    flags: 1,
     sizes: [],
     slots: [
       { name: "dst", role: "OUT", optional: false, contiguous: false, bytes: false, sameView: false, index: false, anyType: true, shape: "*", dims: null, same: null },

@@ -155,6 +155,20 @@ export function free(address: number, device: Device): void {
   library().lltm_free(address, device.kindCode, device.index);
 }
 
+/** Allocates `bytes` bytes of pinned host memory (lltm_alloc_pinned) for the public function `fn`; its address. */
+export function allocPinned(fn: string, bytes: number): number {
+  if (!Number.isSafeInteger(bytes) || bytes < 1) {
+    throw new LLTMError("INVALID_ARGUMENT", `${fn}: ${bytes} bytes cannot be allocated: a size must be a positive integer below 2^53`);
+  }
+  unwrap(library().lltm_alloc_pinned(bytes, allocated), fn);
+  return allocated[0]! + allocated[1]! * 4294967296;
+}
+
+/** Frees what allocPinned returned (not reported on failure, as free). */
+export function freePinned(address: number): void {
+  library().lltm_free_pinned(address);
+}
+
 /** lltm_read: the bytes of contiguous `src` into `out` (as many as `out` holds), after the device's queued work. */
 export function read(fn: string, out: ArrayBufferView, src: NativeTensor): void {
   const device = src.device;

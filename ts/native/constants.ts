@@ -57,6 +57,7 @@ export const matmulPrecisionCode = {
 
 export const ACCUMULATE_PARAM_GRADS = h.LLTM_ACCUMULATE_PARAM_GRADS;
 export const SEQUENCE_TRAINING = h.LLTM_SEQUENCE_TRAINING;
+export const COPY_NON_BLOCKING = h.LLTM_COPY_NON_BLOCKING;
 
 /** lltm_memory_stat_kind, by the names of memoryStats()' fields. */
 export const memoryStatCode = {

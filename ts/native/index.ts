@@ -5,8 +5,8 @@
  * writes a descriptor (tests/layers.test.ts).
  */
 export {
-  alloc, bufferBytes, captureBegin, captureEnd, cudaDeviceCount, elementBytes, type Float32MatmulPrecision,
-  float32MatmulPrecision, free, graphDestroy, graphReplay, type LibraryInfo, libraryInfo, memoryStat, type NativeTensor,
+  alloc, allocPinned, bufferBytes, captureBegin, captureEnd, cudaDeviceCount, elementBytes, type Float32MatmulPrecision,
+  float32MatmulPrecision, free, freePinned, graphDestroy, graphReplay, type LibraryInfo, libraryInfo, memoryStat, type NativeTensor,
   read, resetPeakMemory, run, runCount, runInto, setFloat32MatmulPrecision, synchronize, type ThreadsSource, write,
 } from "./calls.ts";
 export { newDescribableId, overlaps } from "./descriptor.ts";

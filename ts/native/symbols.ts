@@ -52,6 +52,10 @@ export const symbols = {
   lltm_alloc: { args: ["u64", "i32", "i32", "buffer"], returns: "i32" },
   // int32_t lltm_free(void* data, int32_t device_kind, int32_t device_index)
   lltm_free: { args: ["ptr", "i32", "i32"], returns: "i32" },
+  // int32_t lltm_alloc_pinned(uint64_t bytes, void** out)
+  lltm_alloc_pinned: { args: ["u64", "buffer"], returns: "i32" },
+  // int32_t lltm_free_pinned(void* data)
+  lltm_free_pinned: { args: ["ptr"], returns: "i32" },
   // int32_t lltm_copy(const lltm_tensor* dst, int32_t dst_kind, int32_t dst_index,
   //                   const lltm_tensor* src, int32_t src_kind, int32_t src_index, int32_t dtype)
   lltm_copy: { args: [T, "i32", "i32", T, "i32", "i32", "i32"], returns: "i32" },

@@ -6,9 +6,11 @@
 import { Device, type DeviceLike } from "../device.ts";
 import { checkDType, type DType, isDType, isHalf, type StorageArray, storageArray, valueArray, valueDType } from "../dtype.ts";
 import { LLTMError } from "../errors.ts";
+import { COPY_NON_BLOCKING } from "../native/constants.ts";
 import * as native from "../native/index.ts";
 import type { ArgumentNames } from "../native/index.ts";
-import { disposedError, type NestedArray, Tensor } from "./tensor.ts";
+import { empty } from "./factories.ts";
+import { type CopyOptions, disposedError, type NestedArray, Tensor } from "./tensor.ts";
 
 const COPY = native.op("COPY"), FILL = native.op("FILL"), AXPY = native.op("AXPY");
 const copyNames: ArgumentNames = { dst: "the tensor", src: "'src'" };
@@ -26,11 +28,11 @@ export function clone(t: Tensor, device: DeviceLike | undefined): Tensor {
   return converted(t, t.dtype, device === undefined ? t.device : Device.of(device));
 }
 
-/** A contiguous copy of `t` of `dtype` on `device`. */
-function converted(t: Tensor, dtype: DType, device: Device): Tensor {
-  const out = Tensor.empty(t.shape, { dtype, device });
+/** A contiguous copy of `t` of `dtype` on `device` (in pinned host memory with `pinMemory`). */
+function converted(t: Tensor, dtype: DType, device: Device, options: CopyOptions = {}, pinMemory = false): Tensor {
+  const out = empty(t.shape, { dtype, device, pinMemory }, pinMemory ? "pinMemory" : "Tensor.empty");
   try {
-    copyFrom(out, t);
+    copyFrom(out, t, options);
   } catch (e) {
     out.dispose();
     throw e;
@@ -38,12 +40,29 @@ function converted(t: Tensor, dtype: DType, device: Device): Tensor {
   return out;
 }
 
-export function to(t: Tensor, target: DeviceLike | DType): Tensor {
+export function to(t: Tensor, target: DeviceLike | DType, options: CopyOptions): Tensor {
   t.assertLive("to");
+  checkCopyOptions("to", options);
   if (isDType(target)) return cast(t, target);
   const device = Device.of(target);
   if (device.equals(t.device)) return t.retain();
-  return converted(t, t.dtype, device);
+  return converted(t, t.dtype, device, options);
+}
+
+export function pinMemory(t: Tensor): Tensor {
+  t.assertLive("pinMemory");
+  if (t.device !== Device.cpu) {
+    throw new LLTMError("INVALID_DEVICE", `pinMemory: only host tensors are pinned; the tensor is on ${t.device}`);
+  }
+  if (t.isPinned()) return t.retain();
+  return converted(t, t.dtype, Device.cpu, {}, true);
+}
+
+function checkCopyOptions(fn: string, options: CopyOptions): void {
+  if (typeof options !== "object" || options === null) throw new LLTMError("INVALID_ARGUMENT", `${fn}: options must be an object`);
+  if (options.nonBlocking !== undefined && typeof options.nonBlocking !== "boolean") {
+    throw new LLTMError("INVALID_ARGUMENT", `${fn}: 'nonBlocking' must be a boolean, got ${String(options.nonBlocking)}`);
+  }
 }
 
 export function cast(t: Tensor, dtype: DType): Tensor {
@@ -59,15 +78,16 @@ function checkOperand(fn: string, name: string, other: unknown): Tensor {
   return other;
 }
 
-export function copyFrom(t: Tensor, src: Tensor): void {
+export function copyFrom(t: Tensor, src: Tensor, options: CopyOptions = {}): void {
   t.assertLive("copyFrom");
   checkOperand("copyFrom", "src", src);
+  checkCopyOptions("copyFrom", options);
   if (t.sharesMemoryWith(src)) {
     using staged = src.clone();
     native.run(COPY, "copyFrom", [t, staged], 0, undefined, copyNames);
     return;
   }
-  native.run(COPY, "copyFrom", [t, src], 0, undefined, copyNames);
+  native.run(COPY, "copyFrom", [t, src], options.nonBlocking === true ? COPY_NON_BLOCKING : 0, undefined, copyNames);
 }
 
 const fillValue = [0];

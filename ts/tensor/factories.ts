@@ -1,4 +1,5 @@
 /** The ways to make a tensor: empty, filled, from host arrays, from a seeded generator. */
+import { Device } from "../device.ts";
 import { checkDType, type DType, isFloat, isHalf, itemSize, valueArray, valueDType } from "../dtype.ts";
 import { LLTMError } from "../errors.ts";
 import * as native from "../native/index.ts";
@@ -12,7 +13,12 @@ export function empty(shape: readonly number[], options: TensorOptions, fn = "Te
   const dtype = checkDType(options.dtype ?? "float32");
   const device = deviceOf(options.device);
   const dims = checkShape(shape, "shape");
-  const storage = Storage.allocate(byteCount(dims, dtype), device, fn);
+  const pinned = options.pinMemory ?? false;
+  if (typeof pinned !== "boolean") throw new LLTMError("INVALID_ARGUMENT", `${fn}: 'pinMemory' must be a boolean, got ${String(pinned)}`);
+  if (pinned && device !== Device.cpu) {
+    throw new LLTMError("INVALID_DEVICE", `${fn}: pinMemory is for host tensors (device "cpu"), got device ${device}`);
+  }
+  const storage = Storage.allocate(byteCount(dims, dtype), device, fn, 1, pinned);
   return new Tensor(storage, dtype, dims, contiguousStrides(dims));
 }
 
@@ -70,13 +76,19 @@ export function fromTypedArray(
   // a double); then the bytes go in as they are (or a half type's bits) and convert on the device.
   const host = source === "float64" && valueDType(dtype) === "float32" ? Float32Array.from(data) : data;
   const stored = host === data ? source ?? dtype : "float32";
-  const t = empty(dims, { dtype: stored, device: options.device }, `Tensor.${fn}`);
+  const pinMemory = options.pinMemory ?? false;
+  const t = empty(dims, { dtype: stored, device: options.device, pinMemory }, `Tensor.${fn}`);
   try {
     native.write(fn, t, host);
     if (stored === dtype) return t;
     const converted = t.cast(dtype);
     t.dispose();
-    return converted;
+    if (!pinMemory) return converted;
+    try {
+      return converted.pinMemory();
+    } finally {
+      converted.dispose();
+    }
   } catch (e) {
     t.dispose();
     throw e;

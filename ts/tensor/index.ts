@@ -2,6 +2,6 @@
 export { GroupLayout } from "./group.ts";
 export { contiguousStrides, sameShape } from "./shape.ts";
 export {
-  disposedError, type NestedArray, type RandomOptions, Tensor, type TensorOptions, type ToTypedArrayOptions,
+  type CopyOptions, disposedError, type NestedArray, type RandomOptions, Tensor, type TensorOptions, type ToTypedArrayOptions,
 } from "./tensor.ts";
 export { coalesce, registerTiling } from "./tiling.ts";

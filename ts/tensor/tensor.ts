@@ -27,6 +27,20 @@ import * as views from "./views.ts";
 export interface TensorOptions {
   dtype?: DType;
   device?: DeviceLike;
+  /**
+   * Page-locked host memory (a CPU tensor), as torch's pin_memory=True: copies from it to a GPU
+   * may run asynchronously (`to(device, { nonBlocking: true })`). Needs the CUDA backend.
+   */
+  pinMemory?: boolean;
+}
+
+export interface CopyOptions {
+  /**
+   * From pinned host memory to a GPU, return once the copy is queued on the GPU's stream, as torch's
+   * non_blocking=True: the source must not be written until the copy has run (it may be disposed at once).
+   * Every other copy has finished on return, with or without it.
+   */
+  nonBlocking?: boolean;
 }
 
 export interface RandomOptions extends TensorOptions {
@@ -271,10 +285,21 @@ export class Tensor implements native.NativeTensor {
    * A copy on another device, or of another dtype (as torch's Tensor.to);
    * this tensor itself (as a new reference) when it already is that.
    */
-  to(target: DeviceLike | DType): Tensor {
+  to(target: DeviceLike | DType, options: CopyOptions = {}): Tensor {
     requireDevice(target, "Tensor.to");
     const { device, dtype } = this;
-    return recordView("to", this, copies.to(this, target), (g) => g.to(device).to(dtype));
+    return recordView("to", this, copies.to(this, target, options), (g) => g.to(device).to(dtype));
+  }
+
+  /** Whether the tensor's memory is pinned host memory (see TensorOptions.pinMemory). */
+  isPinned(): boolean {
+    this.assertLive("isPinned");
+    return this.storage.pinned;
+  }
+
+  /** A contiguous copy in pinned host memory (this tensor, as a new reference, when it already is pinned), as torch's pin_memory(). */
+  pinMemory(): Tensor {
+    return recordView("pinMemory", this, copies.pinMemory(this), (g) => g.retain());
   }
 
   /** A copy of another dtype (rounded to nearest even), on this tensor's device; a new reference when it already is that dtype. */
@@ -292,9 +317,9 @@ export class Tensor implements native.NativeTensor {
    * tensor, converting to this tensor's dtype; a `src` sharing memory with it
    * is copied out first.
    */
-  copyFrom(src: Tensor): void {
+  copyFrom(src: Tensor, options: CopyOptions = {}): void {
     refuseInPlace("copyFrom", this, src);
-    copies.copyFrom(this, src);
+    copies.copyFrom(this, src, options);
   }
 
   /** Sets every element to `value` (rounded to the dtype). */
