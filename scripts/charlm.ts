@@ -106,6 +106,8 @@ using training = trainer(model, lr, steps, {
 /** Milliseconds the training loop spent validating, left out of its steady rate. */
 let validationMs = 0;
 const validate = () => {
+  // The training steps queued before it are the loop's time, not the validation's: the host runs ahead of the device.
+  if (gpu) cuda.synchronize(device);
   const begin = performance.now();
   const loss = validationLoss(model, valid, validOffsets, T, device);
   validationMs += performance.now() - begin;
@@ -162,7 +164,10 @@ for (let step = 1; step <= steps; step++) {
   done = step;
   // The peak is a training step's, from the second on: the first allocates what every step reuses.
   if (step === 1 && gpu) cuda.resetPeakMemoryStats(device);
-  if (step === 1) firstStepEnd = performance.now();
+  if (step === 1) {
+    if (gpu) cuda.synchronize(device);
+    firstStepEnd = performance.now();
+  }
   if (rank === 0 && (step % evalEvery === 0 || step === steps)) validation.push([step / curveEvery, validate()]);
   const now = performance.now();
   stoppedByBudget = await budgetSpent(step, now);

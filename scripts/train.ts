@@ -29,7 +29,6 @@ import {
   Adam, compileStep, cuda, type DeviceLike, LLTM, mseLoss, noGrad, Random, saveCheckpoint, Tensor,
 } from "../ts/index.ts";
 import { fail, intArg, parseArgs } from "./args.ts";
-import { toDevice } from "./device_batch.ts";
 import { lossPlot } from "./loss_plot.ts";
 import { drawProgress, LossMeter, timeText, tty } from "./progress.ts";
 
@@ -128,15 +127,24 @@ function progress(step: number, value: number, now: number, final: boolean): voi
   drawProgress(text, step, trainSteps, elapsed, budget, final);
 }
 
+/** Steps before the steady rate's clock starts, as torch_train.py leaves out its warm-up (and its capture). */
+const WARM_UP = 20;
+const onGpu = String(device).startsWith("cuda");
+let warmEnd: number | undefined;
 const curveEvery = Math.max(1, Math.floor(trainSteps / 300));
 using losses = new LossMeter(lossSum, Math.ceil(trainSteps / curveEvery) + 1);
 for (let step = 1; step <= trainSteps; step++) {
   const batch = makeBatch(rng, B);
-  using xs = toDevice(batch.inputs, [T, B, F], device);
-  using ys = toDevice(batch.targets, [B], device);
+  // In pinned memory on a GPU: the step copies it in without waiting, so the host makes the next batch meanwhile.
+  using xs = Tensor.fromTypedArray(batch.inputs, [T, B, F], { pinMemory: onGpu });
+  using ys = Tensor.fromTypedArray(batch.targets, [B], { pinMemory: onGpu });
   trainStep(xs, ys);
   losses.counted();
   done = step;
+  if (step === WARM_UP) {
+    if (onGpu) cuda.synchronize(device);
+    warmEnd = performance.now();
+  }
   const now = performance.now();
   stoppedByBudget = budget !== undefined && (now - start) / 1000 > budget && step < trainSteps;
   const final = step === trainSteps || stoppedByBudget;
@@ -150,10 +158,14 @@ for (let step = 1; step <= trainSteps; step++) {
     break;
   }
 }
-const seconds = (performance.now() - start) / 1000;
+const end = performance.now();
+const seconds = (end - start) / 1000;
+/** Steps per second after the warm-up (the step is then captured), with the device done: what torch_train.py reports. */
+const steadyRate = warmEnd !== undefined && done > WARM_UP ? (done - WARM_UP) / ((end - warmEnd) / 1000) : undefined;
 const finalLoss = evaluate();
 console.log(`held-out loss ${finalLoss.toFixed(5)}  (baseline, the mean target: ${baseline.toFixed(5)}; ratio ${(finalLoss / baseline).toFixed(3)})`);
-console.log(`${done} steps in ${seconds.toFixed(1)} s (${(done / seconds).toFixed(0)} steps/s${graph && String(device).startsWith("cuda") ? ", the step captured once and replayed" : ""})`);
+console.log(`${done} steps in ${seconds.toFixed(1)} s (${(done / seconds).toFixed(0)} steps/s${graph && String(device).startsWith("cuda") ? ", the step captured once and replayed" : ""}` +
+  `${steadyRate === undefined ? "" : `; ${steadyRate.toFixed(0)} steps/s after ${WARM_UP} warm-up steps`})`);
 
 mkdirSync(outDir, { recursive: true });
 writeFileSync(join(outDir, "loss.svg"), lossPlot(losses.curve, baseline, `LLTM on the adding problem (T=${T}, S=${S}): training loss, ${done} steps`));
@@ -165,7 +177,7 @@ console.log(`wrote ${join(outDir, "loss.svg")} and ${join(outDir, "lltm.safetens
 const jsonPath = args.values.get("--json");
 if (jsonPath) {
   writeFileSync(jsonPath, JSON.stringify({
-    final_loss: finalLoss, baseline_loss: baseline, seconds, steps: done, steps_per_second: done / seconds, graph, fused: optimizer.flatBuffers.length > 0,
+    final_loss: finalLoss, baseline_loss: baseline, seconds, steps: done, steps_per_second: done / seconds, steady_steps_per_second: steadyRate, graph, fused: optimizer.flatBuffers.length > 0,
     stopped_by_budget: stoppedByBudget, device: String(device),
   }, null, 1));
 }

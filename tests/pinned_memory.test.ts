@@ -8,7 +8,7 @@
  */
 import fc from "fast-check";
 
-import { cuda, Tensor } from "../ts/index.ts";
+import { compileStep, cuda, noGrad, Tensor } from "../ts/index.ts";
 import { assert, assertEquals, assertThrowsLLTM, cudaSkipReason, test } from "./harness.ts";
 
 const skip = cudaSkipReason();
@@ -79,6 +79,18 @@ test("copyFrom({ nonBlocking: true }) into a device tensor, and to() the host wi
   dst.copyFrom(src, { nonBlocking: true });
   using back = dst.to("cpu", { nonBlocking: true });
   assertEquals(back.toArray(), [[1, 2], [3, 4]]);
+}, { skip });
+
+test("a compiled step takes pinned inputs without waiting for their copies, each disposed at once", () => {
+  using sum = Tensor.zeros([5], { device: "cuda" });
+  using step = compileStep((x: Tensor) => noGrad(() => void sum.add_(x)), { device: "cuda" });
+  const rounds = 8;
+  for (let r = 1; r <= rounds; r++) {
+    using x = Tensor.full([5], r, { pinMemory: true });
+    step(x);
+  }
+  assert(step.captured, "the step was captured");
+  assertEquals([...sum.toTypedArray()], new Array(5).fill((rounds * (rounds + 1)) / 2));
 }, { skip });
 
 test("pinning a device tensor, or with a device, and bad copy options are refused by name", () => {

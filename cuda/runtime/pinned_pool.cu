@@ -68,10 +68,10 @@ void* pinned_alloc(uint64_t bytes) {
   const uint64_t size = size_class(bytes);
   Pool& p = pool();
   std::lock_guard<std::mutex> lock(p.mutex);
-  for (auto [it, end] = p.free_blocks.equal_range(size); it != end; ++it) {
-    Block& b = p.blocks.at(it->second);
-    if (!settled(p, b)) continue;
-    b.live = true;
+  // Blocks of a size are freed in order and their copies run in stream order: when the
+  // longest-freed one is still in use, so are the rest (a new block is made instead).
+  if (auto it = p.free_blocks.find(size); it != p.free_blocks.end() && settled(p, p.blocks.at(it->second))) {
+    p.blocks.at(it->second).live = true;
     void* data = reinterpret_cast<void*>(it->second);
     p.free_blocks.erase(it);
     return data;

@@ -9,7 +9,10 @@
  * every replay (each call returns new references to them). From the first
  * call, fn is given the step's own input tensors on the device, into which
  * each call's inputs (on the device or the host) are copied, so that warm-up
- * and capture see the same memory. On the CPU, where a launch costs nothing
+ * and capture see the same memory. An input in pinned host memory
+ * (`pinMemory`) is copied without waiting, as torch's
+ * copy_(…, non_blocking=True): it may be disposed at once, but must not be
+ * written until the step has run. On the CPU, where a launch costs nothing
  * to save, every call runs fn on the inputs as given.
  *
  * What fn may do: anything that stays on the device. What it may not: read
@@ -111,7 +114,7 @@ export function compileStep<A extends readonly Tensor[], R extends StepOutput>(
     statics ??= { device, inputs: inputs.map((t) => Tensor.empty(t.shape, { dtype: t.dtype, device })) };
     inputs.forEach((t, i) => {
       const s = statics!.inputs[i]!;
-      if (t.dataAddress !== s.dataAddress || t.device !== s.device) s.copyFrom(t);
+      if (t.dataAddress !== s.dataAddress || t.device !== s.device) s.copyFrom(t, { nonBlocking: t.isPinned() });
     });
     return statics.inputs;
   }
