@@ -162,10 +162,12 @@ for (let step = 1; step <= steps; step++) {
   y.dispose();
   losses.counted();
   done = step;
-  // The peak is a training step's, from the second on: the first allocates what every step reuses.
-  if (step === 1 && gpu) cuda.resetPeakMemoryStats(device);
   if (step === 1) {
-    if (gpu) cuda.synchronize(device);
+    // The peak is a training step's, from the second on: the first allocates what every step reuses.
+    if (gpu) {
+      cuda.resetPeakMemoryStats(device);
+      cuda.synchronize(device);
+    }
     firstStepEnd = performance.now();
   }
   if (rank === 0 && (step % evalEvery === 0 || step === steps)) validation.push([step / curveEvery, validate()]);

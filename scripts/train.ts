@@ -164,7 +164,7 @@ const seconds = (end - start) / 1000;
 const steadyRate = warmEnd !== undefined && done > WARM_UP ? (done - WARM_UP) / ((end - warmEnd) / 1000) : undefined;
 const finalLoss = evaluate();
 console.log(`held-out loss ${finalLoss.toFixed(5)}  (baseline, the mean target: ${baseline.toFixed(5)}; ratio ${(finalLoss / baseline).toFixed(3)})`);
-console.log(`${done} steps in ${seconds.toFixed(1)} s (${(done / seconds).toFixed(0)} steps/s${graph && String(device).startsWith("cuda") ? ", the step captured once and replayed" : ""}` +
+console.log(`${done} steps in ${seconds.toFixed(1)} s (${(done / seconds).toFixed(0)} steps/s${graph && onGpu ? ", the step captured once and replayed" : ""}` +
   `${steadyRate === undefined ? "" : `; ${steadyRate.toFixed(0)} steps/s after ${WARM_UP} warm-up steps`})`);
 
 mkdirSync(outDir, { recursive: true });

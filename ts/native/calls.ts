@@ -141,13 +141,23 @@ export function bufferBytes(o: Op, fn: string, tensors: readonly (NativeTensor |
 
 const allocated = new Uint32Array(2);
 
-/** Allocates `bytes` bytes on `device` (lltm_alloc, 64-byte aligned) for the public function `fn`; its address. */
-export function alloc(fn: string, bytes: number, device: Device): number {
+/** Refuses a byte count the allocators cannot take, naming the public function `fn`. */
+function checkAllocBytes(fn: string, bytes: number): void {
   if (!Number.isSafeInteger(bytes) || bytes < 1) {
     throw new LLTMError("INVALID_ARGUMENT", `${fn}: ${bytes} bytes cannot be allocated: a size must be a positive integer below 2^53`);
   }
-  unwrap(library().lltm_alloc(bytes, device.kindCode, device.index, allocated), fn);
+}
+
+/** The address an allocator stored in `allocated`. */
+function allocatedAddress(): number {
   return allocated[0]! + allocated[1]! * 4294967296;
+}
+
+/** Allocates `bytes` bytes on `device` (lltm_alloc, 64-byte aligned) for the public function `fn`; its address. */
+export function alloc(fn: string, bytes: number, device: Device): number {
+  checkAllocBytes(fn, bytes);
+  unwrap(library().lltm_alloc(bytes, device.kindCode, device.index, allocated), fn);
+  return allocatedAddress();
 }
 
 /** Frees what alloc returned; a failure (only possible on a broken device) is not reported, as by C's free. */
@@ -157,11 +167,9 @@ export function free(address: number, device: Device): void {
 
 /** Allocates `bytes` bytes of pinned host memory (lltm_alloc_pinned) for the public function `fn`; its address. */
 export function allocPinned(fn: string, bytes: number): number {
-  if (!Number.isSafeInteger(bytes) || bytes < 1) {
-    throw new LLTMError("INVALID_ARGUMENT", `${fn}: ${bytes} bytes cannot be allocated: a size must be a positive integer below 2^53`);
-  }
+  checkAllocBytes(fn, bytes);
   unwrap(library().lltm_alloc_pinned(bytes, allocated), fn);
-  return allocated[0]! + allocated[1]! * 4294967296;
+  return allocatedAddress();
 }
 
 /** Frees what allocPinned returned (not reported on failure, as free). */

@@ -81,14 +81,15 @@ export function fromTypedArray(
   try {
     native.write(fn, t, host);
     if (stored === dtype) return t;
-    const converted = t.cast(dtype);
-    t.dispose();
-    if (!pinMemory) return converted;
+    const converted = empty(dims, { dtype, device: options.device, pinMemory }, `Tensor.${fn}`);
     try {
-      return converted.pinMemory();
-    } finally {
+      converted.copyFrom(t);
+    } catch (e) {
       converted.dispose();
+      throw e;
     }
+    t.dispose();
+    return converted;
   } catch (e) {
     t.dispose();
     throw e;
