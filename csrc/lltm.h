@@ -394,7 +394,7 @@ LLTM_API int32_t lltm_sequence_forward(
 /* Backpropagation through time of a training forward: from the gradients of
  * every step's h (grad_outputs [T,B,S]) and of the last state (grad_last_h,
  * grad_last_cell [B,S]), each optional (NULL means zeros), the reserve that
- * forward wrote, and its inputs, weights and h0 -> d_inputs [T,B,F],
+ * forward wrote, and its inputs, weights and h0 -> d_inputs [T,B,F] (NULL: not computed),
  * d_weights [3S,S+F], d_bias [3S], d_h0 and d_c0 [B,S]. d_weights and d_bias
  * are overwritten, or added to with LLTM_ACCUMULATE_PARAM_GRADS in flags. */
 LLTM_API int32_t lltm_sequence_backward(

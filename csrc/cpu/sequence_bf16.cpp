@@ -384,15 +384,17 @@ LLTM_BF16_TARGET void backward(const SequenceBackwardArgs& a) {
     }
   });
 
-  // d_inputs = dG W_x over all rows; d_h0 = dG_0 W_h (step 0's recurrent product).
-  uint16_t *d_inputs = out(a.d_inputs), *d_h0 = out(a.d_h0);
+  // d_inputs = dG W_x over all rows (when asked for); d_h0 = dG_0 W_h (step 0's recurrent product).
+  uint16_t *d_inputs = a.d_inputs != nullptr ? out(a.d_inputs) : nullptr, *d_h0 = out(a.d_h0);
   parallel(parts_for(double(R) * G * F), [&](int part, int n_parts) LLTM_BF16_TARGET {
     int64_t m0, m1;
     split_range(R, kMR, part, n_parts, m0, m1);
-    product(m0, m1, dg_rows, g2, g2, wx, F,
-            [&](int64_t r0, int64_t mr, int64_t j0, int64_t cols, const float* tile) LLTM_BF16_TARGET {
-              for (int64_t i = 0; i < mr; ++i) bf16::store_row(d_inputs + (r0 + i) * F + j0, tile + i * kNR, cols, false);
-            });
+    if (d_inputs != nullptr)
+      product(m0, m1, dg_rows, g2, g2, wx, F,
+              [&](int64_t r0, int64_t mr, int64_t j0, int64_t cols, const float* tile) LLTM_BF16_TARGET {
+                for (int64_t i = 0; i < mr; ++i)
+                  bf16::store_row(d_inputs + (r0 + i) * F + j0, tile + i * kNR, cols, false);
+              });
     int64_t b0, b1;
     split_range(B, kMR, part, n_parts, b0, b1);
     product(b0, b1, dg_rows, g2, g2, wh, S,

@@ -361,7 +361,8 @@ void backward(const SequenceBackwardArgs& a) {
   const int64_t x_col = xin == x.data ? x.strides[2] : 1;
   const auto d_weights = accessor<T, 2>(*a.d_weights);
   const auto d_bias = accessor1<T>(*a.d_bias);
-  const auto d_inputs = accessor<T, 3>(*a.d_inputs);
+  const bool want_inputs = a.d_inputs != nullptr;
+  const auto d_inputs = want_inputs ? accessor<T, 3>(*a.d_inputs) : Accessor<T, 3>{};
   const auto d_h0 = accessor<T, 2>(*a.d_h0);
   const auto h0 = accessor<const T, 2>(*a.h0);
   const bool accumulate = a.accumulate;
@@ -402,7 +403,7 @@ void backward(const SequenceBackwardArgs& a) {
       }
       for (int64_t n = n0; n < n1; ++n) d_bias[n] = accumulate ? d_bias[n] + sums[n - n0] : sums[n - n0];
     }
-    if (m0 < m1) {
+    if (want_inputs && m0 < m1) {
       auto row = [&](int64_t r) { return static_cast<const T*>(d_gates + r * G); };
       const GemmOperands<T, decltype(row)> op{row, 1, W.data + S * W.strides[1], W.strides[0], W.strides[1]};
       gemm<T>(m0, m1, 0, F, G, op,

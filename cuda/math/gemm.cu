@@ -234,13 +234,24 @@ void column_sums_pass(cudaStream_t stream, Matrix<const T> M, int64_t chunk_rows
          dim3(kSumColumns * kSumSlices), 0, stream, M, chunk_rows, out, out_chunk_stride, out_stride, accumulate);
 }
 
+// A product this shallow and small (one slab of the own kernel, such as an
+// input projection of a few features) is one short launch of the own kernel,
+// where cuBLAS takes two.
+template <typename T>
+bool small_product(const Matrix<const T>& A, const Matrix<T>& C) {
+  constexpr int64_t kMaxWork = int64_t(1) << 20;
+  return A.cols <= kGemmDepth && C.rows * C.cols <= kMaxWork / std::max<int64_t>(A.cols, 1);
+}
+
 }  // namespace
 
 template <typename T>
 void gemm(const GemmEngine& engine, Matrix<const T> A, Matrix<const T> B, Matrix<T> C, T beta) {
   if (C.rows == 0 || C.cols == 0) return;
 #if LLTM_HAVE_CUBLAS
-  if (engine.blas != nullptr && try_blas(engine.blas, engine.float32_precision, A, B, C, beta)) return;
+  if (engine.blas != nullptr && !small_product(A, C) &&
+      try_blas(engine.blas, engine.float32_precision, A, B, C, beta))
+    return;
 #endif
   own_gemm(engine.stream, A, B, C, beta);
 }

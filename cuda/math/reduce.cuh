@@ -1,6 +1,7 @@
 // Sums over a whole strided tensor in two passes (a partial sum per block,
-// then one block adding the partials), in double, in a fixed order: the
-// same inputs give the same bits run after run.
+// then one block adding the partials; one block does both for a small
+// tensor), in double, in a fixed order: the same inputs give the same bits
+// run after run.
 #pragma once
 
 #include <algorithm>
@@ -28,14 +29,27 @@ __device__ __forceinline__ double block_sum(double v) {
   return v;
 }
 
+// Thread threadIdx.x's share of the sum of x's elements (or their squares), from element `first` in steps of `step`.
 template <typename T, bool Square>
-__global__ void partial_sums_kernel(const T* x, Shape4 shape, int64_t n, double* partial) {
+__device__ __forceinline__ double thread_sum(const T* x, Shape4 shape, int64_t n, int64_t first, int64_t step) {
   double s = 0;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+  for (int64_t i = first; i < n; i += step) {
     const double v = double(x[offset_of(i, shape, shape)]);
     s += Square ? v * v : v;
   }
-  s = block_sum(s);
+  return s;
+}
+
+template <typename T>
+__device__ __forceinline__ void store_total(T* total, double scale, double s, bool accumulate) {
+  *total = T(accumulate ? double(*total) + scale * s : scale * s);
+}
+
+template <typename T, bool Square>
+__global__ void partial_sums_kernel(const T* x, Shape4 shape, int64_t n, double* partial) {
+  const double s =
+      block_sum(thread_sum<T, Square>(x, shape, n, blockIdx.x * int64_t(blockDim.x) + threadIdx.x,
+                                      int64_t(gridDim.x) * blockDim.x));
   if (threadIdx.x == 0) partial[blockIdx.x] = s;
 }
 
@@ -44,13 +58,27 @@ __global__ void finish_sum_kernel(const double* partial, int64_t blocks, T* tota
   double s = 0;
   for (int64_t i = threadIdx.x; i < blocks; i += blockDim.x) s += partial[i];
   s = block_sum(s);
-  if (threadIdx.x == 0) *total = T(accumulate ? double(*total) + scale * s : scale * s);
+  if (threadIdx.x == 0) store_total(total, scale, s, accumulate);
 }
+
+// Both passes in one block, for a tensor of at most kOneBlockElements.
+template <typename T, bool Square>
+__global__ void one_block_sum_kernel(const T* x, Shape4 shape, int64_t n, T* total, double scale, bool accumulate) {
+  const double s = block_sum(thread_sum<T, Square>(x, shape, n, threadIdx.x, blockDim.x));
+  if (threadIdx.x == 0) store_total(total, scale, s, accumulate);
+}
+
+// Up to this many elements one block sums them in one launch (a loss over a
+// batch, a parameter's norm) sooner than a grid and a second launch.
+constexpr int64_t kOneBlockElements = 16 * kBlockThreads;
 
 // *total = scale * (the sum of x's elements, or of their squares), or added to *total when accumulating.
 template <typename T, bool Square>
 void reduce_into(const lltm_tensor& x, T* total, double scale, bool accumulate, cudaStream_t stream) {
   const int64_t n = numel(x);
+  if (n <= kOneBlockElements)
+    return launch("one_block_sum_kernel", one_block_sum_kernel<T, Square>, dim3(1), dim3(kBlockThreads), 0, stream,
+                  static_cast<const T*>(x.data), shape4(x), n, total, scale, accumulate);
   const int64_t blocks = std::min<int64_t>(grid_blocks(n), kReduceBlocks);
   Scratch partial(size_t(blocks) * sizeof(double));
   launch("partial_sums_kernel", partial_sums_kernel<T, Square>, dim3(unsigned(blocks)), dim3(kBlockThreads), 0,

@@ -13,6 +13,7 @@
 #include "sequence/graph/graph.h"
 #include "sequence/lengths.cuh"
 #include "sequence/persistent/persistent.h"
+#include "sequence/weight_gradients.h"
 
 namespace lltm::cuda {
 
@@ -146,21 +147,28 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
     const Matrix<const T> W = matrix<const T>(*a.weights);
     const Matrix<const T> Wx{W.data + S * W.cs, G, F, W.rs, W.cs};
     const InputRows<T> X = input_rows<T>(*a.inputs, dtype, dev.stream);
-    // d_inputs [T * B, F] = dG W_x, through a contiguous copy when its rows are not evenly spaced.
-    Matrix<T> dX;
-    Scratch dx_staged(rows_of(*a.d_inputs, dX) ? 0 : size_t(steps * B * F) * sizeof(T));
-    if (dx_staged.as<void>() != nullptr) dX = row_major(dx_staged.as<T>(), steps * B, F);
-    gemm<T>(engine, dGm, Wx, dX, T(0));
-    if (dx_staged.as<void>() != nullptr)
-      strided_copy(*a.d_inputs, contiguous_like(*a.d_inputs, dx_staged.as<void>()), dtype, dev.stream);
-    // d_weights = dG^T [h_{t-1}, x_t] summed over steps: a product for the h
-    // columns (the saved h_{t-1} of every step) and one for the x columns.
+    // d_inputs [T * B, F] = dG W_x when asked for, through a contiguous copy when its rows are not evenly spaced.
+    if (a.d_inputs != nullptr) {
+      Matrix<T> dX;
+      Scratch dx_staged(rows_of(*a.d_inputs, dX) ? 0 : size_t(steps * B * F) * sizeof(T));
+      if (dx_staged.as<void>() != nullptr) dX = row_major(dx_staged.as<T>(), steps * B, F);
+      gemm<T>(engine, dGm, Wx, dX, T(0));
+      if (dx_staged.as<void>() != nullptr)
+        strided_copy(*a.d_inputs, contiguous_like(*a.d_inputs, dx_staged.as<void>()), dtype, dev.stream);
+    }
+    // d_weights = dG^T [h_{t-1}, x_t] summed over steps (H: the saved h_{t-1}
+    // of every step): at the cluster recurrence's sizes with the bias in one
+    // launch, else a product for the h columns, one for the x columns and the
+    // bias's column sums.
     const Matrix<T> dW = matrix<T>(*a.d_weights);
+    const Matrix<const T> H = row_major<const T>(reserve + kPlaneH * steps * B * S, steps * B, S);
+    T* d_bias = static_cast<T*>(a.d_bias->data);
+    if (kernels.recurrence == Recurrence::kCluster && weight_gradients_fit(steps * B, G, S + F))
+      return weight_gradients<T>({dGm, H, X.m, dW, d_bias, a.d_bias->strides[0], a.accumulate}, dev.stream);
     const T beta = a.accumulate ? T(1) : T(0);
-    gemm<T>(engine, dGm.transposed(), row_major<const T>(reserve + kPlaneH * steps * B * S, steps * B, S),
-            Matrix<T>{dW.data, G, S, dW.rs, dW.cs}, beta);
+    gemm<T>(engine, dGm.transposed(), H, Matrix<T>{dW.data, G, S, dW.rs, dW.cs}, beta);
     gemm<T>(engine, dGm.transposed(), X.m, Matrix<T>{dW.data + S * dW.cs, G, F, dW.rs, dW.cs}, beta);
-    column_sums<T>(dev.stream, dGm, static_cast<T*>(a.d_bias->data), a.d_bias->strides[0], a.accumulate);
+    column_sums<T>(dev.stream, dGm, d_bias, a.d_bias->strides[0], a.accumulate);
   };
   if (kernels.recurrence == Recurrence::kGraph) return graph_backward<T>(p, engine, device, finish);
   // The cluster kernels keep dh and dc between steps on chip.

@@ -302,7 +302,12 @@ static void build(Call* c, Fn fn) {
       add_tensor(c, "inputs", 0, 3, tbf, 0);
       add_tensor(c, "weights", 0, 2, w, 0);
       add_tensor(c, "h0", 0, 2, bs, 0);
-      add_tensor(c, "d_inputs", 1, 3, tbf, 0);
+      {
+        /* d_inputs may be NULL: not computed. */
+        Arg* d_inputs = add_tensor(c, "d_inputs", 1, 3, tbf, 0);
+        d_inputs->optional = 1;
+        if (below(4) == 0) d_inputs->pass = NULL;
+      }
       add_tensor(c, "d_weights", 1, 2, w, 0);
       add_tensor(c, "d_bias", 1, 1, g, 0);
       add_tensor(c, "d_h0", 1, 2, bs, 0);

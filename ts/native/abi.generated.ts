@@ -644,7 +644,7 @@ export const opTable = {
       {
         name: "d_inputs",
         role: "OUT",
-        optional: false,
+        optional: true,
         contiguous: false,
         bytes: false,
         sameView: false,

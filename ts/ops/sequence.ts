@@ -65,6 +65,7 @@ const forwardOutputs = new Outputs(FORWARD, ["outputs", "last_h", "last_cell"], 
 const parameterGradients = { d_weights: "weights", d_bias: "weights", d_c0: "h0" };
 const backwardOutputs = new Outputs(BACKWARD, ["d_inputs", "d_weights", "d_bias", "d_h0", "d_c0"], parameterGradients);
 const stateGradientOutputs = new Outputs(BACKWARD, ["d_inputs", "d_h0", "d_c0"], parameterGradients);
+const initialStateGradientOutputs = new Outputs(BACKWARD, ["d_h0", "d_c0"], parameterGradients);
 
 /** T steps of the cell: inputs [T, B, F], weights [3S, S+F], bias [3S], h0 and c0 [B, S]. */
 export function lltmSequenceForward(
@@ -154,18 +155,30 @@ export function lltmSequenceBackwardAccumulate(
   options: SequenceBackwardOptions = {},
 ): LLTMSequenceStateGradients {
   const fn = "lltmSequenceBackwardAccumulate";
-  const grads = [gradOutputs, gradLastH, gradLastCell];
-  const lengths = options.lengths;
+  const g = backwardInto(fn, [gradOutputs, gradLastH, gradLastCell], reserve, inputs, weights, h0, dWeights, dBias, options.lengths, true);
+  return { ...g, dInputs: g.dInputs! };
+}
+
+/**
+ * The state gradients of a sequence whose parameter gradients are added into
+ * dWeights and dBias; dInputs only where `inputsGradient` (autograd skips the
+ * product when the inputs need no gradient, as PyTorch does).
+ */
+export function backwardInto(
+  fn: string, grads: readonly (Tensor | undefined)[], reserve: Tensor, inputs: Tensor, weights: Tensor, h0: Tensor,
+  dWeights: Tensor, dBias: Tensor, lengths: Tensor | undefined, inputsGradient: boolean,
+): { dInputs: Tensor | undefined; dH0: Tensor; dC0: Tensor; dispose(): void } & Disposable {
   const extra = lengths ? [dWeights, dBias, lengths] : [dWeights, dBias];
   checkBackward(fn, grads, [inputs, weights, h0, reserve], extra, lengths ? ["dWeights", "dBias", "lengths"] : ["dWeights", "dBias"]);
   const tensors = [...grads, reserve, inputs, weights, h0];
-  const out = stateGradientOutputs.allocate(tensors, inputs.device);
+  const out = (inputsGradient ? stateGradientOutputs : initialStateGradientOutputs).allocate(tensors, inputs.device);
+  const [dInputs, dH0, dC0] = inputsGradient ? out : [undefined, ...out];
   try {
-    native.run(BACKWARD, fn, [...tensors, out[0]!, dWeights, dBias, out[1]!, out[2]!, lengths], ACCUMULATE_PARAM_GRADS);
+    native.run(BACKWARD, fn, [...tensors, dInputs, dWeights, dBias, dH0!, dC0!, lengths], ACCUMULATE_PARAM_GRADS);
   } catch (e) {
     disposeAll(out);
     throw e;
   }
   const dispose = () => disposeAll(out);
-  return { dInputs: out[0]!, dH0: out[1]!, dC0: out[2]!, dispose, [Symbol.dispose]: dispose };
+  return { dInputs, dH0: dH0!, dC0: dC0!, dispose, [Symbol.dispose]: dispose };
 }

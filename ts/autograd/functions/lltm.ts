@@ -6,7 +6,7 @@
  * ACC slots), else returns them.
  */
 import { lltmBackward, lltmBackwardAccumulate, type LLTMForwardResult, lltmForward } from "../../ops/lltm.ts";
-import { lltmSequenceBackward, lltmSequenceBackwardAccumulate, lltmSequenceForward } from "../../ops/sequence.ts";
+import { backwardInto, lltmSequenceBackward, lltmSequenceForward } from "../../ops/sequence.ts";
 import { Tensor } from "../../tensor/index.ts";
 import { withGradMode } from "../grad_mode.ts";
 import { type BackwardContext, Node } from "../node.ts";
@@ -91,7 +91,7 @@ class SequenceNode extends Node {
     const [gOut, gH, gC] = grads;
     const into = accumulators(this, ctx);
     if (into !== undefined) {
-      const g = lltmSequenceBackwardAccumulate(gOut, gH, gC, reserve, inputs, weights, h0, into.dWeights, into.dBias, { lengths });
+      const g = backwardInto("lltmSequenceBackwardAccumulate", [gOut, gH, gC], reserve, inputs, weights, h0, into.dWeights, into.dBias, lengths, this.needs(0));
       return keep(this, [g.dInputs, undefined, undefined, g.dH0, g.dC0]);
     }
     const g = lltmSequenceBackward(gOut, gH, gC, reserve, inputs, weights, h0, { lengths });
