@@ -24,6 +24,10 @@ constexpr int kColumns = kWarps * kColumnsPerLane;  // warp w takes the tile's c
 constexpr int kChunkRows = 64;                      // rows staged in shared memory at once
 constexpr int kSplit = 8;                           // a cluster's blocks (the portable cluster size)
 constexpr int64_t kMaxRows = int64_t(1) << 20;      // past this a block's slice is long enough for cuBLAS to win
+// The most d_weights and d_bias elements it takes: the sizes where it was
+// measured ahead of cuBLAS (BENCHMARKS.md), whose products there are split
+// over K for want of outputs.
+constexpr int64_t kMaxOutputs = 4096;
 constexpr int kStaged = kChunkRows * kGates / kThreads;  // a thread's elements of a chunk, of dG and of [H, X, 1]
 constexpr int kSummed = kColumns * kGates / kThreads;     // a thread's elements of the tile in the cluster's sum
 static_assert(kColumns == kGates, "a chunk's dG and [H, X, 1] are staged by the same threads");
@@ -113,8 +117,7 @@ __global__ void __launch_bounds__(kThreads) weight_gradients_kernel(WeightGradie
 }  // namespace
 
 bool weight_gradients_fit(int64_t rows, int64_t gates, int64_t columns) {
-  return rows <= kMaxRows && (gates + kGates - 1) / kGates <= kMaxGridRows &&
-         (columns + 1 + kColumns - 1) / kColumns <= kMaxGridRows;
+  return rows <= kMaxRows && gates * (columns + 1) <= kMaxOutputs;
 }
 
 template <typename T>

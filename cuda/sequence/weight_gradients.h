@@ -1,5 +1,5 @@
 // The sequence backward's parameter gradients over all T * B rows in one
-// launch, for the small sizes the cluster recurrence runs: there cuBLAS
+// launch, for the smallest sizes the cluster recurrence runs: there cuBLAS
 // takes two launches per product (split-K and its reduction) and the bias a
 // third, each costing more than its arithmetic.
 #pragma once
