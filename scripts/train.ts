@@ -57,15 +57,16 @@ interface Batch {
   targets: Float32Array; // [B]
 }
 
+/** Values drawn as float32 (24 bits, as torch.rand's), so that none rounds up to 1 when stored. */
 function makeBatch(rng: Random, batch: number): Batch {
   const inputs = new Float32Array(T * batch * F);
   const targets = new Float32Array(batch);
   const half = Math.floor(T / 2);
   for (let b = 0; b < batch; b++) {
-    const first = Math.floor(rng.uniform() * half), second = half + Math.floor(rng.uniform() * (T - half));
+    const first = Math.floor(rng.uniformFloat32() * half), second = half + Math.floor(rng.uniformFloat32() * (T - half));
     let sum = 0;
     for (let t = 0; t < T; t++) {
-      const v = rng.uniform();
+      const v = rng.uniformFloat32();
       const marked = t === first || t === second;
       inputs[(t * batch + b) * F] = v;
       inputs[(t * batch + b) * F + 1] = marked ? 1 : 0;

@@ -1,4 +1,8 @@
-/** A seeded generator (xoshiro128**), so that random tensors are reproducible on every runtime. */
+/**
+ * A seeded generator (xoshiro128**), so that random tensors are reproducible
+ * on every runtime. The state words are kept as int32 (`| 0`), which engines
+ * hold unboxed; a uint32 past 2^31 would be a double.
+ */
 export class Random {
   private s0: number;
   private s1: number;
@@ -15,16 +19,16 @@ export class Random {
       z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
       return (z ^ (z >>> 16)) >>> 0;
     };
-    this.s0 = next();
-    this.s1 = next();
-    this.s2 = next();
-    this.s3 = next();
+    this.s0 = next() | 0;
+    this.s1 = next() | 0;
+    this.s2 = next() | 0;
+    this.s3 = next() | 0;
   }
 
   /** A uniform 32-bit unsigned integer. */
   nextUint32(): number {
-    const result = Math.imul(rotl(Math.imul(this.s1, 5) >>> 0, 7), 9) >>> 0;
-    const t = (this.s1 << 9) >>> 0;
+    const result = Math.imul(rotl(Math.imul(this.s1, 5), 7), 9) >>> 0;
+    const t = this.s1 << 9;
     this.s2 ^= this.s0;
     this.s3 ^= this.s1;
     this.s1 ^= this.s2;
@@ -40,6 +44,11 @@ export class Random {
     return (hi * 67108864 + lo) / 9007199254740992;
   }
 
+  /** Uniform in [0, 1) with 24 random bits, from one draw: every float32 of that grid (as torch.rand's float32). */
+  uniformFloat32(): number {
+    return (this.nextUint32() >>> 8) / 16777216;
+  }
+
   /** Standard normal, by the Box-Muller transform. */
   normal(): number {
     let u = 0;
@@ -48,6 +57,7 @@ export class Random {
   }
 }
 
+/** x (int32) rotated left by k bits, as int32. */
 function rotl(x: number, k: number): number {
-  return ((x << k) | (x >>> (32 - k))) >>> 0;
+  return (x << k) | (x >>> (32 - k));
 }
