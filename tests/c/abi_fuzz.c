@@ -65,7 +65,7 @@ typedef struct {
 typedef enum {
   F_FORWARD, F_BACKWARD, F_BACKWARD_EX, F_COPY, F_FILL, F_AXPY, F_SGD, F_ADAM, F_SEQUENCE_FORWARD,
   F_SEQUENCE_BACKWARD, F_LINEAR, F_LINEAR_BACKWARD, F_SEQUENCE_RESERVE_BYTES, F_ALLOC, F_FREE, F_READ, F_WRITE, F_SYNCHRONIZE, F_ABI_CONSTANT,
-  F_MEMORY_STAT, F_MEMORY_RESET_PEAK, F_COUNT
+  F_MEMORY_STAT, F_MEMORY_RESET_PEAK, F_ALLOC_PINNED, F_FREE_PINNED, F_COUNT
 } Fn;
 
 static const char* const kFnNames[F_COUNT] = {
@@ -76,7 +76,7 @@ static const char* const kFnNames[F_COUNT] = {
     "lltm_sequence_reserve_bytes", "lltm_alloc",
     "lltm_free",             "lltm_read",              "lltm_write",
     "lltm_synchronize",      "lltm_abi_constant",      "lltm_memory_stat",
-    "lltm_memory_reset_peak"};
+    "lltm_memory_reset_peak", "lltm_alloc_pinned",    "lltm_free_pinned"};
 
 typedef struct {
   Fn fn;
@@ -875,6 +875,48 @@ static void fuzz_free(uint64_t* cases) {
   ++*cases;
 }
 
+/* Pinned host memory: its checks come before the backend's, and without a
+ * CUDA backend every other call is refused by name; with one, a fresh block
+ * is host memory that lltm_free_pinned takes back. */
+static void fuzz_alloc_pinned(uint64_t* cases) {
+  static const uint64_t kTooMany[] = {UINT64_MAX, (UINT64_C(1) << 63) + 1};
+  const Call c = {.fn = F_ALLOC_PINNED};
+  void* out = (void*)(uintptr_t)0x1234;
+  uint64_t bytes = 1 + below(1 << 16);
+  int32_t expected = has_cuda ? LLTM_OK : LLTM_ERR_BACKEND_UNAVAILABLE;
+  int null_out = 0;
+  Mutation m = has_cuda ? M_NONE : M_NO_CUDA;
+  switch (below(5)) {
+    case 0: bytes = 0; expected = LLTM_ERR_INVALID_SHAPE; m = M_SIZE; break;
+    case 1: bytes = PICK(kTooMany); expected = LLTM_ERR_INVALID_SHAPE; m = M_SIZE; break;
+    case 2: null_out = 1; expected = LLTM_ERR_NULL_POINTER; m = M_NULL_DATA; break;
+    default: break;
+  }
+  const int32_t status = lltm_alloc_pinned(bytes, null_out ? NULL : &out);
+  const Expectation e = {expected, {NULL, null_out ? "out" : NULL}};
+  check_status(&c, m, &e, status);
+  if (status == LLTM_OK) {
+    if (out == NULL) report(&c, m, "a successful pinned allocation is NULL");
+    if (out != NULL) {
+      memset(out, 0xAB, (size_t)bytes);
+      if (lltm_free_pinned(out) != LLTM_OK) report(&c, m, "lltm_free_pinned of a fresh block failed");
+    }
+  } else if (!null_out && out != NULL) {
+    report(&c, m, "*out is not NULL after a failure");
+  }
+  ++*cases;
+}
+
+/* NULL is always taken back (like free); without a CUDA backend any other pointer is refused by name. */
+static void fuzz_free_pinned(uint64_t* cases) {
+  const Call c = {.fn = F_FREE_PINNED};
+  int dummy;
+  void* data = below(2) && !has_cuda ? (void*)&dummy : NULL;
+  const Expectation e = {data == NULL ? LLTM_OK : LLTM_ERR_BACKEND_UNAVAILABLE, {NULL, NULL}};
+  check_status(&c, data == NULL ? M_NONE : M_NO_CUDA, &e, lltm_free_pinned(data));
+  ++*cases;
+}
+
 static void fuzz_transfer(uint64_t* cases, Fn fn) {
   const Call c = {.fn = fn};
   unsigned char from[64], to[64];
@@ -1063,6 +1105,8 @@ int main(int argc, char** argv) {
     switch (fn) {
       case F_ALLOC: fuzz_alloc(&cases); break;
       case F_FREE: fuzz_free(&cases); break;
+      case F_ALLOC_PINNED: fuzz_alloc_pinned(&cases); break;
+      case F_FREE_PINNED: fuzz_free_pinned(&cases); break;
       case F_READ:
       case F_WRITE: fuzz_transfer(&cases, fn); break;
       case F_SYNCHRONIZE: fuzz_synchronize(&cases); break;
