@@ -28,9 +28,12 @@ export function clone(t: Tensor, device: DeviceLike | undefined): Tensor {
   return converted(t, t.dtype, device === undefined ? t.device : Device.of(device));
 }
 
-/** A contiguous copy of `t` of `dtype` on `device` (in pinned host memory with `pinMemory`). */
-function converted(t: Tensor, dtype: DType, device: Device, options: CopyOptions = {}, pinMemory = false): Tensor {
-  const out = empty(t.shape, { dtype, device, pinMemory }, pinMemory ? "pinMemory" : "Tensor.empty");
+/** A contiguous copy of `t` of `dtype` on `device` (in pinned host memory with `pinMemory`), allocated for `fn`. */
+export function converted(
+  t: Tensor, dtype: DType, device: Device, options: CopyOptions = {}, pinMemory = false,
+  fn = pinMemory ? "pinMemory" : "Tensor.empty",
+): Tensor {
+  const out = empty(t.shape, { dtype, device, pinMemory }, fn);
   try {
     copyFrom(out, t, options);
   } catch (e) {

@@ -5,6 +5,7 @@ import { LLTMError } from "../errors.ts";
 import * as native from "../native/index.ts";
 import { Random } from "../random.ts";
 import { Storage } from "../storage.ts";
+import { converted } from "./copies.ts";
 import { byteCount, checkShape, contiguousStrides, numelOf } from "./shape.ts";
 import { deviceOf, type NestedArray, type RandomOptions, Tensor, type TensorOptions } from "./tensor.ts";
 
@@ -81,15 +82,9 @@ export function fromTypedArray(
   try {
     native.write(fn, t, host);
     if (stored === dtype) return t;
-    const converted = empty(dims, { dtype, device: options.device, pinMemory }, `Tensor.${fn}`);
-    try {
-      converted.copyFrom(t);
-    } catch (e) {
-      converted.dispose();
-      throw e;
-    }
+    const out = converted(t, dtype, t.device, {}, pinMemory, `Tensor.${fn}`);
     t.dispose();
-    return converted;
+    return out;
   } catch (e) {
     t.dispose();
     throw e;
