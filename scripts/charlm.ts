@@ -28,15 +28,21 @@
  * the CPU group otherwise); rank 0 prints, validates, checkpoints and samples.
  *
  * usage: bun scripts/charlm.ts [--device cpu|cuda] [--steps N] [--seq T] [-b B] [-s S] [-e E] [--layers L]
- *                              [--lr 0.003] [--seed 0] [--dtype float32|bfloat16|float16] [--out out]
- *                              [--json FILE] [--max-seconds S] [--no-graph] [--no-fused]
+ *                              [--lr 0.003] [--seed 0] [--dtype float32|bfloat16|float16]
+ *                              [--precision highest|high|medium] [--out out] [--json FILE] [--max-seconds S]
+ *                              [--no-graph] [--no-fused]
  *
+ * --precision high lets float32 matrix products use TF32 tensor cores (setFloat32MatmulPrecision), as cuDNN's
+ * RNNs do under PyTorch's default torch.backends.cudnn.allow_tf32 = True.
  * --no-fused steps the optimizer parameter by parameter instead of over one flat buffer (for comparison).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { cuda, type DeviceLike, distributed, DistributedDataParallel, type FloatDType, Random, Tensor } from "../ts/index.ts";
+import {
+  cuda, type DeviceLike, distributed, DistributedDataParallel, type Float32MatmulPrecision, float32MatmulPrecisions, type FloatDType,
+  Random, setFloat32MatmulPrecision, Tensor,
+} from "../ts/index.ts";
 import { fail, intArg, parseArgs } from "./args.ts";
 import { CharLM } from "./charlm_model.ts";
 import { batchAt, loadCorpus, trainer, validationLoss, validationOffsets } from "./charlm_train.ts";
@@ -45,9 +51,10 @@ import { lossPlot } from "./loss_plot.ts";
 import { drawProgress, LossMeter, timeText, tty } from "./progress.ts";
 
 const usage = "usage: bun scripts/charlm.ts [--device cpu|cuda] [--steps N] [--seq T] [-b B] [-s S] [-e E] [--layers L] " +
-  "[--lr 0.003] [--seed 0] [--dtype float32|bfloat16|float16] [--out out] [--json FILE] [--max-seconds S] [--no-graph] [--no-fused]";
+  "[--lr 0.003] [--seed 0] [--dtype float32|bfloat16|float16] [--precision highest|high|medium] [--out out] [--json FILE] " +
+  "[--max-seconds S] [--no-graph] [--no-fused]";
 const args = parseArgs(process.argv.slice(2), {
-  values: ["--device", "--steps", "--seq", "-b", "-s", "-e", "--layers", "--lr", "--seed", "--dtype", "--out", "--json", "--max-seconds"],
+  values: ["--device", "--steps", "--seq", "-b", "-s", "-e", "--layers", "--lr", "--seed", "--dtype", "--precision", "--out", "--json", "--max-seconds"],
   flags: ["--no-graph", "--no-fused"],
 }, usage);
 // Under lltm-run (WORLD_SIZE set), one rank of a data-parallel job on its own GPU.
@@ -73,6 +80,11 @@ const outDir = args.values.get("--out") ?? "out";
 const plotPath = join(outDir, "charlm_loss.svg"), checkpointPath = join(outDir, "charlm.safetensors");
 const dtype = (args.values.get("--dtype") ?? "float32") as FloatDType;
 if (!["float32", "bfloat16", "float16"].includes(dtype)) fail(`--dtype must be float32, bfloat16 or float16, got ${dtype}`, usage);
+const precision = args.values.get("--precision") ?? "highest";
+if (!float32MatmulPrecisions.includes(precision as Float32MatmulPrecision)) {
+  fail(`--precision must be one of ${float32MatmulPrecisions.join(", ")}, got ${precision}`, usage);
+}
+setFloat32MatmulPrecision(precision as Float32MatmulPrecision);
 // On the CPU a budget keeps the job under two minutes however busy the machine is (400 steps take about 30 s on 2 idle cores).
 const budget = args.values.has("--max-seconds") ? Number(args.values.get("--max-seconds")) : gpu ? undefined : 100;
 if (!(lr > 0)) fail(`--lr must be positive, got ${args.values.get("--lr")}`, usage);

@@ -4,6 +4,7 @@
 
 #include "runtime/launch.h"
 #include "sequence/persistent/backward_kernel.cuh"
+#include "sequence/persistent/backward_split_kernel.cuh"
 #include "sequence/persistent/forward_kernel.cuh"
 #include "sequence/persistent/persistent.h"
 #include "sequence/persistent/plan.h"
@@ -63,6 +64,13 @@ void persistent_forward(const SequenceForwardTensors<T>& p, cudaStream_t stream)
 
 template <typename T>
 void persistent_backward(const SequenceBackwardTensors<T>& p, cudaStream_t stream) {
+  if constexpr (std::is_same_v<T, float>) {
+    const persistent::SplitPlan split =
+        persistent::split_plan(reinterpret_cast<const void*>(persistent::backward_split<T>), p.S, p.B);
+    if (split.blocks > 0)
+      return launch_cooperative("backward_split", persistent::backward_split<T>, dim3(unsigned(split.blocks)),
+                                dim3(persistent::kThreads), split.shared, stream, p, split.state_groups);
+  }
   with_states(p.S, [&](auto states) {
     const Plan plan = backward_plan<T, states()>(p.S, p.B);
     launch_cooperative("backward_persistent", persistent::backward_persistent<T, states()>,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/device.h"
+#include "sequence/persistent/backward_split_kernel.cuh"
 #include "sequence/persistent/plan.h"
 #include "sequence/persistent/staging.cuh"
 #include "sequence/persistent/work_split.cuh"
@@ -80,6 +81,33 @@ Plan plan(const void* kernel, int states, int64_t S, int64_t B, int64_t row_elem
     int resident = 0;
     LLTM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kThreads, shared));
     if (resident >= per_sm) result = {int(rows), shared};
+  }
+  plans.emplace(key, result);
+  return result;
+}
+
+SplitPlan split_plan(const void* kernel, int64_t S, int64_t B) {
+  int device = 0;
+  LLTM_CUDA_CHECK(cudaGetDevice(&device));
+  static std::mutex mutex;
+  static std::map<std::tuple<int, int64_t, int64_t>, SplitPlan> plans;
+  const auto key = std::make_tuple(device, S, B);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto hit = plans.find(key); hit != plans.end()) return hit->second;
+  const DeviceLimits& l = limits(device);
+  const int64_t state_groups = (S + kSplitStates - 1) / kSplitStates, row_groups = (B + kSplitRows - 1) / kSplitRows;
+  const int64_t blocks = state_groups * row_groups, shared = split_shared_bytes(S);
+  SplitPlan result{0, 0, 0};
+  if (l.cooperative && row_groups >= 2 && blocks <= l.multiprocessors && 2 * blocks > l.multiprocessors &&
+      shared <= int64_t(l.shared_per_block) &&
+      shared + int64_t(l.shared_reserved_per_block) <= int64_t(l.shared_per_multiprocessor)) {
+    cudaFuncAttributes attributes;
+    LLTM_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+    LLTM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(l.shared_per_block - attributes.sharedSizeBytes)));
+    int resident = 0;
+    LLTM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kThreads, size_t(shared)));
+    if (resident >= 1) result = {int(state_groups), int(blocks), size_t(shared)};
   }
   plans.emplace(key, result);
   return result;
