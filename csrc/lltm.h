@@ -373,6 +373,13 @@ LLTM_API int32_t lltm_abi_constant(const char* name, int64_t* value);
  * Per-sample lengths (int32 [B], each from 1 to T) are taken by the ops'
  * optional `lengths` slot through lltm_run (LLTM_OP_SEQUENCE_FORWARD and
  * _BACKWARD in lltm_ops.def); these typed wrappers run every sample T steps.
+ *
+ * On the CPU both passes compute with subnormal numbers flushed to zero (as
+ * inputs and as results: x86's FTZ and DAZ, arm64's FZ), as
+ * torch.set_flush_denormal(True) does: the slopes of saturated gates fall
+ * below float32's smallest normal in training, and x86 cores take a
+ * microcode assist for each operation on them. The calling thread's
+ * floating-point mode is restored before the call returns.
  */
 
 /* Stores in *bytes the size of the reserve of a training forward with these

@@ -34,6 +34,7 @@
 #include <cstring>
 
 #include "../op_args.h"
+#include "denormals.h"
 #include "gemm.h"
 #include "sequence_lengths.h"
 #include "sequence_units.h"
@@ -136,7 +137,7 @@ LLTM_BF16_TARGET void forward(const SequenceForwardArgs& a) {
     bf16::load_row(cell + b * S, in(a.c0) + b * S, S);
     std::memcpy(ring + b * 2 * s2, in(a.h0) + b * S, size_t(S) * 2);
   }
-  parallel(parts_for(double(G) * K), [&](int part, int n_parts) {
+  parallel_flushed(parts_for(double(G) * K), [&](int part, int n_parts) {
     int64_t p0, p1;
     split_range(3 * Q + GQ, 1, part, n_parts, p0, p1);
     for (int64_t p = p0; p < p1; ++p)
@@ -150,7 +151,7 @@ LLTM_BF16_TARGET void forward(const SequenceForwardArgs& a) {
   auto project = [&](int64_t t0, int64_t t1, float* gx) LLTM_BF16_TARGET {
     const int64_t rows = (t1 - t0) * B;
     const uint32_t* pairs = as_pairs(x + t0 * B * F, rows, F, F, kInputPairs);
-    parallel(parts_for(double(rows) * G * F), [&](int part, int n_parts) LLTM_BF16_TARGET {
+    parallel_flushed(parts_for(double(rows) * G * F), [&](int part, int n_parts) LLTM_BF16_TARGET {
       int64_t m0, m1;
       split_range(rows, kMR, part, n_parts, m0, m1);
       product(m0, m1, pairs, f2, f2, wx, G,
@@ -176,7 +177,7 @@ LLTM_BF16_TARGET void forward(const SequenceForwardArgs& a) {
     uint16_t* const h_next = ring + ((t + 1) & 1) * B * 2 * s2;
     float* const slope = Keep ? slope_all + t * B * S : nullptr;
     float* const h32 = Keep ? h_all + t * B * S : nullptr;
-    parallel(step_parts, [&](int part, int n_parts) LLTM_BF16_TARGET {
+    parallel_flushed(step_parts, [&](int part, int n_parts) LLTM_BF16_TARGET {
       int64_t q0, q1;
       split_range(Q, 1, part, n_parts, q0, q1);
       alignas(64) float tiles[3][kMR * kNR], h_row[kNR];
@@ -249,7 +250,7 @@ LLTM_BF16_TARGET void backward(const SequenceBackwardArgs& a) {
       bf16::load_row(dc + b * S, in(a.grad_last_cell) + b * S, S);
     else
       std::fill(dc + b * S, dc + (b + 1) * S, 0.0f);
-  parallel(parts_for(double(G) * K), [&](int part, int n_parts) {
+  parallel_flushed(parts_for(double(G) * K), [&](int part, int n_parts) {
     int64_t p0, p1;
     split_range(Q + FQ, 1, part, n_parts, p0, p1);
     for (int64_t p = p0; p < p1; ++p)
@@ -270,7 +271,7 @@ LLTM_BF16_TARGET void backward(const SequenceBackwardArgs& a) {
     const uint32_t* const dg_next = reinterpret_cast<const uint32_t*>(dg + B * ldd);
     const int step_parts = int(std::min<int64_t>(parts_for(step_work), Q));
     expect_work(step_work * double(t + 1));
-    parallel(step_parts, [&](int part, int n_parts) LLTM_BF16_TARGET {
+    parallel_flushed(step_parts, [&](int part, int n_parts) LLTM_BF16_TARGET {
       int64_t q0, q1;
       split_range(Q, 1, part, n_parts, q0, q1);
       alignas(64) float tile[kMR * kNR], d[3][kNR];
@@ -328,7 +329,7 @@ LLTM_BF16_TARGET void backward(const SequenceBackwardArgs& a) {
   // cache line more than a power of two apart so that a column of them does not share one cache set.
   const int64_t ldt = (r2 + 15) / 16 * 16 + 16;
   uint32_t* const dgt = buffer<uint32_t>(kGateGradsT, size_t(G * ldt));
-  parallel(parts_for(double(R) * G), [&](int part, int n_parts) LLTM_BF16_TARGET {
+  parallel_flushed(parts_for(double(R) * G), [&](int part, int n_parts) LLTM_BF16_TARGET {
     int64_t c0, c1;
     split_range(G, kNR, part, n_parts, c0, c1);
     alignas(64) uint32_t w[kNR];
@@ -344,7 +345,7 @@ LLTM_BF16_TARGET void backward(const SequenceBackwardArgs& a) {
 
   // d_weights rows n, columns in panels of kNR: sum over row pairs of dG^T's pairs times
   // X = [h_{t-1}, x_t]'s pairs, h_{t-1} being h0 (t = 0) or the reserve's h rounded as its product read it.
-  parallel(parts_for(double(R) * G * K), [&](int part, int n_parts) LLTM_BF16_TARGET {
+  parallel_flushed(parts_for(double(R) * G * K), [&](int part, int n_parts) LLTM_BF16_TARGET {
     int64_t p0, p1;
     split_range(KQ, 1, part, n_parts, p0, p1);
     if (p0 >= p1) return;
@@ -386,7 +387,7 @@ LLTM_BF16_TARGET void backward(const SequenceBackwardArgs& a) {
 
   // d_inputs = dG W_x over all rows (when asked for); d_h0 = dG_0 W_h (step 0's recurrent product).
   uint16_t *d_inputs = a.d_inputs != nullptr ? out(a.d_inputs) : nullptr, *d_h0 = out(a.d_h0);
-  parallel(parts_for(double(R) * G * F), [&](int part, int n_parts) LLTM_BF16_TARGET {
+  parallel_flushed(parts_for(double(R) * G * F), [&](int part, int n_parts) LLTM_BF16_TARGET {
     int64_t m0, m1;
     split_range(R, kMR, part, n_parts, m0, m1);
     if (d_inputs != nullptr)

@@ -33,6 +33,7 @@
 
 #include "../accessor.h"
 #include "../dispatch.h"
+#include "denormals.h"
 #include "gemm.h"
 #include "kernels.h"
 #include "lltm_cpu.h"
@@ -151,7 +152,7 @@ void forward(const SequenceForwardArgs& a) {
     // The GEMM's work last: the pool sizes its wake-ups by the latest parts_for of this thread.
     const int pack_parts = pack ? parts_for(double(G) * S) : 1;
     const int parts = std::max(parts_for(double(rows) * G * F), pack_parts);
-    parallel(parts, [&](int part, int n_parts) {
+    parallel_flushed(parts, [&](int part, int n_parts) {
       if (pack) {
         int64_t q0, q1;
         split_range(k.Q, 1, part, n_parts, q0, q1);
@@ -192,7 +193,7 @@ void forward(const SequenceForwardArgs& a) {
     const T* h_prev = t == 0 ? nullptr : training ? h_all + (t - 1) * B * S : h_ring[(t - 1) & 1];
     T* const h_next = training ? h_all + t * B * S : h_ring[t & 1];
     T* const slope = training ? slope_all + t * B * S : nullptr;
-    parallel(step_parts, [&](int part, int n_parts) {
+    parallel_flushed(step_parts, [&](int part, int n_parts) {
       int64_t q0, q1;
       split_range(k.Q, 1, part, n_parts, q0, q1);
       alignas(64) T tile[3][MR * NR];
@@ -287,7 +288,7 @@ void backward(const SequenceBackwardArgs& a) {
     }
   };
 
-  parallel(parts_for(double(G) * S), [&](int part, int n_parts) {
+  parallel_flushed(parts_for(double(G) * S), [&](int part, int n_parts) {
     int64_t q0, q1;
     split_range(k.Q, 1, part, n_parts, q0, q1);
     if (q0 < q1)
@@ -303,7 +304,7 @@ void backward(const SequenceBackwardArgs& a) {
     T* const dg = d_gates + t * B * G;
     const int step_parts = std::min<int64_t>(parts_for(step_work), k.Q);
     expect_work(step_work * double(t + 1));
-    parallel(step_parts, [&](int part, int n_parts) {
+    parallel_flushed(step_parts, [&](int part, int n_parts) {
       int64_t q0, q1;
       split_range(k.Q, 1, part, n_parts, q0, q1);
       alignas(64) T tile[MR * NR];
@@ -367,7 +368,7 @@ void backward(const SequenceBackwardArgs& a) {
   const auto h0 = accessor<const T, 2>(*a.h0);
   const bool accumulate = a.accumulate;
   const int parts = parts_for(double(rows_all) * G * (2 * S + 2 * F));
-  parallel(parts, [&](int part, int n_parts) {
+  parallel_flushed(parts, [&](int part, int n_parts) {
     int64_t n0, n1, m0, m1, q0, q1;
     split_range(G, MR, part, n_parts, n0, n1);
     split_range(rows_all, MR, part, n_parts, m0, m1);
