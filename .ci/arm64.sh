@@ -7,8 +7,9 @@
 # Node, Bun and Deno that npm carries (at the versions the repository pins).
 #
 # The test files: the kernels against the reference (lltm.property,
-# sequence, gradcheck, optim, module) and the activations where they saturate
-# (saturated), which is where NEON's reciprocal and clamps differ from x86's.
+# sequence, gradcheck, optim, module), the activations where they saturate
+# (saturated), which is where NEON's reciprocal and clamps differ from x86's,
+# and the flushing of subnormals (denormals: FPCR.FZ set and restored).
 # The other files test the TypeScript layer, the same on every processor, or
 # start child processes, which the host cannot run without qemu registered
 # with binfmt_misc (a change to the whole machine that this script leaves
@@ -64,7 +65,7 @@ bun="$(fetch "@oven/bun-linux-aarch64@$(pin bun)")/bin/bun"
 deno="$(fetch "@deno/linux-arm64-glibc@$(pin deno)")/deno"
 
 files=(tests/lltm.property.test.ts tests/sequence.test.ts tests/gradcheck.test.ts tests/optim.test.ts
-  tests/module.test.ts tests/saturated.test.ts)
+  tests/module.test.ts tests/saturated.test.ts tests/denormals.test.ts)
 export LLTM_LIBRARY_PATH="$library" NO_COLOR=1
 # Each runtime's output goes to a log: its summary on success, all of it on failure.
 suite() { # name command...

@@ -29,11 +29,11 @@ class FlushDenormals {
   unsigned saved_;
 #elif defined(__aarch64__)
   FlushDenormals() {
-    __asm__ __volatile__("mrs %0, fpcr" : "=r"(saved_));
+    __asm__ __volatile__("mrs %0, fpcr" : "=r"(saved_) : : "memory");
     const unsigned long flushed = saved_ | kFlushToZero;
-    __asm__ __volatile__("msr fpcr, %0" : : "r"(flushed));
+    __asm__ __volatile__("msr fpcr, %0" : : "r"(flushed) : "memory");
   }
-  ~FlushDenormals() { __asm__ __volatile__("msr fpcr, %0" : : "r"(saved_)); }
+  ~FlushDenormals() { __asm__ __volatile__("msr fpcr, %0" : : "r"(saved_) : "memory"); }
 
  private:
   // FPCR.FZ: single and double subnormals, inputs and results (half precision has its own bit, left alone).
@@ -46,12 +46,19 @@ class FlushDenormals {
   FlushDenormals& operator=(const FlushDenormals&) = delete;
 };
 
+// A part, out of line: the compiler moves no arithmetic of an inlined body
+// across the mode switches around a call.
+template <typename F>
+[[gnu::noinline]] void run_part(F& body, int part, int n_parts) {
+  body(part, n_parts);
+}
+
 // parallel() whose every part runs with subnormals flushed, on whichever thread takes it.
 template <typename F>
 void parallel_flushed(int parts, F&& body) {
   parallel(parts, [&](int part, int n_parts) {
     FlushDenormals flush;
-    body(part, n_parts);
+    run_part(body, part, n_parts);
   });
 }
 
