@@ -21,15 +21,20 @@ function spread(shape: number[], scale: number, seed: number): Tensor {
   return Tensor.fromTypedArray(data, shape);
 }
 
+/** A sequence's tensors [T, B, F] inputs, weights, bias, h0, c0 and output gradients, the weights and bias spread by `scale`. */
+function sequenceCase(T: number, B: number, F: number, S: number, scale: { x: number; w: number; b: number }, seed: number) {
+  const tensors = {
+    x: spread([T, B, F], scale.x, seed), w: spread([3 * S, S + F], scale.w, seed + 1), b: spread([3 * S], scale.b, seed + 2),
+    h0: spread([B, S], 1, seed + 3), c0: spread([B, S], 1, seed + 4), go: spread([T, B, S], 1, seed + 5),
+  };
+  return { ...tensors, [Symbol.dispose]: () => Object.values(tensors).forEach((t) => t.dispose()) };
+}
+
 test("a CPU sequence with saturated gates (slopes below float32's smallest normal) matches the float64 reference", () => {
   // Gate sums of some hundreds: sigmoid'(g) ≈ e^-|g| is subnormal in float32 for |g| from 87.3 to 103.3.
   const T = 6, B = 5, F = 7, S = 9;
-  using x = spread([T, B, F], 3, 1);
-  using w = spread([3 * S, S + F], 30, 2);
-  using b = spread([3 * S], 20, 3);
-  using h0 = spread([B, S], 1, 4);
-  using c0 = spread([B, S], 1, 5);
-  using go = spread([T, B, S], 1, 6);
+  using c = sequenceCase(T, B, F, S, { x: 3, w: 30, b: 20 }, 1);
+  const { x, w, b, h0, c0, go } = c;
   // Step 0's input and forget gate sums, [h0, x_0] W^T + b: some must have subnormal slopes for the case to test them.
   const xv = x.toTypedArray(), wv = w.toTypedArray(), bv = b.toTypedArray(), hv = h0.toTypedArray();
   let subnormalSlopes = 0, largest = 0;
@@ -62,13 +67,8 @@ test("a CPU sequence with saturated gates (slopes below float32's smallest norma
 });
 
 test("after CPU sequence calls, JavaScript's arithmetic on this thread still makes and takes subnormals", () => {
-  const T = 4, B = 3, F = 2, S = 40;
-  using x = spread([T, B, F], 1, 7);
-  using w = spread([3 * S, S + F], 0.3, 8);
-  using b = spread([3 * S], 0.3, 9);
-  using h0 = spread([B, S], 1, 10);
-  using c0 = spread([B, S], 1, 11);
-  using go = spread([T, B, S], 1, 12);
+  using c = sequenceCase(4, 3, 2, 40, { x: 1, w: 0.3, b: 0.3 }, 7);
+  const { x, w, b, h0, c0, go } = c;
   using fw = lltmSequenceForward(x, w, b, h0, c0);
   lltmSequenceBackward(go, undefined, undefined, fw.reserve!, x, w, h0).dispose();
   // Read at run time, so that no compiler folds the arithmetic below.
