@@ -9,7 +9,7 @@ import fc from "fast-check";
 
 import { crossEntropy, crossEntropyBackward, type DeviceLike, type DType, type Reduction, Tensor } from "../ts/index.ts";
 import { assert, assertEquals, assertThrowsLLTM } from "./harness.ts";
-import { layout, makeInput, smallSize } from "./helpers.ts";
+import { type Layout, layout, makeInput, smallSize } from "./helpers.ts";
 import { centralDifferences, ints, maxRelative, randomInts, testOnDevices, values } from "./op_helpers.ts";
 
 const IGNORE = -100;
@@ -33,40 +33,51 @@ const reductions = fc.constantFrom<Reduction>("none", "mean", "sum");
 const dtypes = fc.constantFrom<DType>("float32", "float64");
 const tolerances: Record<string, number> = { float32: 2e-5, float64: 1e-12 };
 
+/** crossEntropy and its backward on [N, V] logits of layout lx against the float64 reference. */
+function checkAgainstReference(device: DeviceLike, N: number, V: number, dt: DType, lx: Layout, reduction: Reduction, seed: number): void {
+  using logits = makeInput([N, V], lx, seed, dt, device, 3);
+  // Every third row ignored, but never all of them.
+  const targets = randomInts(N, V, seed).map((t, n) => (n % 3 === 2 ? IGNORE : t));
+  using t = ints(targets, undefined, device);
+  using loss = crossEntropy(logits, t, { reduction });
+  assertEquals(loss.shape, reduction === "none" ? [N] : [1]);
+  const x = values(logits);
+  const err = maxRelative(values(loss), referenceLoss(x, V, targets, reduction));
+  assert(err <= tolerances[dt]!, `${dt} ${reduction} ${N}x${V}: ${err}`);
+  using g = reduction === "none" ? makeInput([N], "contiguous", seed + 1, dt, device) : Tensor.full([1], 0.75, { dtype: dt, device });
+  using d = crossEntropyBackward(g, logits, t, { reduction });
+  // The reference gradient: (softmax - onehot) times the row's gradient.
+  const gv = values(g);
+  const counted = targets.filter((v) => v !== IGNORE).length;
+  const expected = new Float64Array(N * V);
+  targets.forEach((target, n) => {
+    if (target === IGNORE) return;
+    const row = x.subarray(n * V, (n + 1) * V);
+    const max = Math.max(...row);
+    const sum = row.reduce((s, v) => s + Math.exp(v - max), 0);
+    const scale = reduction === "none" ? gv[n]! : reduction === "mean" ? gv[0]! / counted : gv[0]!;
+    for (let v = 0; v < V; v++) expected[n * V + v] = (Math.exp(row[v]! - max) / sum - (v === target ? 1 : 0)) * scale;
+  });
+  const dErr = maxRelative(values(d), expected);
+  assert(dErr <= tolerances[dt]!, `${dt} ${reduction} d_logits ${N}x${V}: ${dErr}`);
+}
+
 function matchesReference(device: DeviceLike): void {
   fc.assert(
-    fc.property(smallSize, smallSize, dtypes, layout, reductions, fc.nat(1 << 20), (N, V, dt, lx, reduction, seed) => {
-      using logits = makeInput([N, V], lx, seed, dt, device, 3);
-      // Every third row ignored, but never all of them.
-      const targets = randomInts(N, V, seed).map((t, n) => (n % 3 === 2 ? IGNORE : t));
-      using t = ints(targets, undefined, device);
-      using loss = crossEntropy(logits, t, { reduction });
-      assertEquals(loss.shape, reduction === "none" ? [N] : [1]);
-      const x = values(logits);
-      const err = maxRelative(values(loss), referenceLoss(x, V, targets, reduction));
-      assert(err <= tolerances[dt]!, `${dt} ${reduction} ${N}x${V}: ${err}`);
-      using g = reduction === "none" ? makeInput([N], "contiguous", seed + 1, dt, device) : Tensor.full([1], 0.75, { dtype: dt, device });
-      using d = crossEntropyBackward(g, logits, t, { reduction });
-      // The reference gradient: (softmax - onehot) times the row's gradient.
-      const gv = values(g);
-      const counted = targets.filter((v) => v !== IGNORE).length;
-      const expected = new Float64Array(N * V);
-      targets.forEach((target, n) => {
-        if (target === IGNORE) return;
-        const row = x.subarray(n * V, (n + 1) * V);
-        const max = Math.max(...row);
-        const sum = row.reduce((s, v) => s + Math.exp(v - max), 0);
-        const scale = reduction === "none" ? gv[n]! : reduction === "mean" ? gv[0]! / counted : gv[0]!;
-        for (let v = 0; v < V; v++) expected[n * V + v] = (Math.exp(row[v]! - max) / sum - (v === target ? 1 : 0)) * scale;
-      });
-      const dErr = maxRelative(values(d), expected);
-      assert(dErr <= tolerances[dt]!, `${dt} ${reduction} d_logits ${N}x${V}: ${dErr}`);
-    }),
+    fc.property(smallSize, smallSize, dtypes, layout, reductions, fc.nat(1 << 20), (N, V, dt, lx, reduction, seed) =>
+      checkAgainstReference(device, N, V, dt, lx, reduction, seed)),
     { numRuns: 30 },
   );
 }
 
 testOnDevices("crossEntropy and its backward match the float64 reference (sizes, layouts, dtypes, reductions, ignoreIndex)", matchesReference);
+
+// Enough rows that the CPU splits them between threads (2048 x 65: the main job's logits on the CPU, T·B x V).
+testOnDevices("crossEntropy and its backward match the float64 reference with their rows split between threads", (device) => {
+  for (const dt of ["float32", "float64"] as const) {
+    for (const reduction of ["none", "mean", "sum"] as const) checkAgainstReference(device, 2048, 65, dt, "strided", reduction, 5);
+  }
+});
 
 testOnDevices("crossEntropyBackward matches central differences in float64, each reduction", (device) => {
   const N = 3, V = 4, targets = [2, IGNORE, 0];

@@ -1,13 +1,17 @@
 // The cross_entropy op on the CPU: every target checked first, then each
-// row's loss log(sum exp(logits - max)) - (logits[target] - max), summed in
-// double for the mean and the sum.
+// row's loss log(sum exp(logits - max)) - (logits[target] - max), the rows
+// split between threads, then summed in double, in row order, for the mean
+// and the sum.
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "../../dispatch.h"
 #include "../../op_slots.h"
 #include "../../ops/refusals.h"
 #include "../kernels.h"
+#include "../thread_pool.h"
+#include "row_exps.h"
 
 namespace lltm::cpu::LLTM_ISA_NAMESPACE {
 
@@ -24,22 +28,30 @@ void cross_entropy(const OpCall& call) {
   const int32_t* t = static_cast<const int32_t*>(targets.data);
   ops::check_indices("lltm_cross_entropy", "targets", targets, N, {V, true, ignore});
   const T* xd = static_cast<const T*>(x.data);
+  // Each row's loss (0 for an ignored one): into `losses` itself where it is kept.
+  std::vector<T> kept(reduction == 0 ? 0 : size_t(N));
+  T* const loss_of = reduction == 0 ? static_cast<T*>(losses->data) : kept.data();
+  const int64_t loss_stride = reduction == 0 ? losses->strides[0] : 1;
+  // An exponential costs about as much as 16 multiply-adds.
+  parallel(parts_for(double(N) * double(V) * 16), [&](int part, int parts) {
+    int64_t n0, n1;
+    split_range(N, 1, part, parts, n0, n1);
+    for (int64_t n = n0; n < n1; ++n) {
+      const int64_t target = t[n * targets.strides[0]];
+      T loss = 0;
+      if (target != ignore) {
+        const T* row = xd + n * x.strides[0];
+        const RowExps<T> e = row_exps(row, x.strides[1], V);
+        loss = std::log(e.sum) - (row[target * x.strides[1]] - e.max);
+      }
+      loss_of[n * loss_stride] = loss;
+    }
+  });
   double sum = 0;
   int64_t count = 0;
   for (int64_t n = 0; n < N; ++n) {
-    const int64_t target = t[n * targets.strides[0]];
-    T loss = 0;
-    if (target != ignore) {
-      const T* row = xd + n * x.strides[0];
-      T max = row[0];
-      for (int64_t v = 1; v < V; ++v) max = std::fmax(max, row[v * x.strides[1]]);
-      T exps = 0;
-      for (int64_t v = 0; v < V; ++v) exps += std::exp(row[v * x.strides[1]] - max);
-      loss = std::log(exps) - (row[target * x.strides[1]] - max);
-      ++count;
-    }
-    sum += double(loss);
-    if (reduction == 0) static_cast<T*>(losses->data)[n * losses->strides[0]] = loss;
+    sum += double(loss_of[n * loss_stride]);
+    count += t[n * targets.strides[0]] != ignore;
   }
   if (reduction != 0) *static_cast<T*>(total->data) = T(reduction == 1 ? sum / double(count) : sum);
 }

@@ -1,5 +1,7 @@
 // cross_entropy's backward on the CPU: every target checked first, then
-// d_logits = (softmax(row) - onehot(target)) * the row's gradient.
+// d_logits = (softmax(row) - onehot(target)) * the row's gradient, the rows
+// split between threads (d_logits never overlaps the logits, so a row's
+// exponentials are kept in it between the two passes).
 #include <cmath>
 #include <string>
 
@@ -7,6 +9,8 @@
 #include "../../op_slots.h"
 #include "../../ops/refusals.h"
 #include "../kernels.h"
+#include "../thread_pool.h"
+#include "row_exps.h"
 
 namespace lltm::cpu::LLTM_ISA_NAMESPACE {
 
@@ -27,25 +31,24 @@ void cross_entropy_backward(const OpCall& call) {
   const T* xd = static_cast<const T*>(x.data);
   T* dd = static_cast<T*>(dx.data);
   const T g_all = reduction == 0 ? T(0) : *static_cast<const T*>(g_total->data);
-  for (int64_t n = 0; n < N; ++n) {
-    const int64_t target = t[n * targets.strides[0]];
-    const T* row = xd + n * x.strides[0];
-    T* out = dd + n * dx.strides[0];
-    const T g = target == ignore ? T(0)
-                : reduction == 0 ? static_cast<const T*>(g_losses->data)[n * g_losses->strides[0]]
-                : reduction == 1 ? T(double(g_all) / double(count))
-                                 : g_all;
-    if (target == ignore) {
-      for (int64_t v = 0; v < V; ++v) out[v * dx.strides[1]] = T(0);
-      continue;
+  // An exponential costs about as much as 16 multiply-adds.
+  parallel(parts_for(double(N) * double(V) * 16), [&](int part, int parts) {
+    int64_t n0, n1;
+    split_range(N, 1, part, parts, n0, n1);
+    for (int64_t n = n0; n < n1; ++n) {
+      const int64_t target = t[n * targets.strides[0]];
+      T* out = dd + n * dx.strides[0];
+      if (target == ignore) {
+        for (int64_t v = 0; v < V; ++v) out[v * dx.strides[1]] = T(0);
+        continue;
+      }
+      const T g = reduction == 0 ? static_cast<const T*>(g_losses->data)[n * g_losses->strides[0]]
+                  : reduction == 1 ? T(double(g_all) / double(count))
+                                   : g_all;
+      const RowExps<T> e = row_exps(xd + n * x.strides[0], x.strides[1], V, out, dx.strides[1]);
+      for (int64_t v = 0; v < V; ++v) out[v * dx.strides[1]] = (out[v * dx.strides[1]] / e.sum - T(v == target)) * g;
     }
-    T max = row[0];
-    for (int64_t v = 1; v < V; ++v) max = std::fmax(max, row[v * x.strides[1]]);
-    T exps = 0;
-    for (int64_t v = 0; v < V; ++v) exps += std::exp(row[v * x.strides[1]] - max);
-    for (int64_t v = 0; v < V; ++v)
-      out[v * dx.strides[1]] = (std::exp(row[v * x.strides[1]] - max) / exps - T(v == target)) * g;
-  }
+  });
 }
 
 }  // namespace
