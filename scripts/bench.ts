@@ -28,11 +28,12 @@ import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 
 import {
-  backendInfo, cuda, type DType, float32MatmulPrecisions, floatDTypes, type Float32MatmulPrecision, type FloatDType, LLTMLayer, lltmBackward, lltmSequenceForward, referenceBackwardMatrices, referenceForward,
-  referenceForwardMatrices, relativeError, setFloat32MatmulPrecision, Tensor, toMatrix,
+  backendInfo, cuda, type DType, floatDTypes, type FloatDType, LLTMLayer, lltmBackward, lltmSequenceForward, referenceBackwardMatrices, referenceForward,
+  referenceForwardMatrices, relativeError, Tensor, toMatrix,
 } from "../ts/index.ts";
 import { fail, intArg, parseArgs } from "./args.ts";
 import { startContention } from "./contention.ts";
+import { applyPrecisionArg } from "./precision_arg.ts";
 import { forward, type Sizes, workload } from "./workload.ts";
 
 const usage =
@@ -52,11 +53,7 @@ const dtypeName = args.values.get("--dtype") ?? (args.flags.has("-d") ? "float64
 if (!floatDTypes.includes(dtypeName as FloatDType)) fail(`--dtype must be one of ${floatDTypes.join(", ")}, got ${dtypeName}`, usage);
 if (args.flags.has("-d") && dtypeName !== "float64") fail("-d is --dtype float64", usage);
 const dtype: DType = dtypeName as FloatDType;
-const precision = args.values.get("--precision") ?? "highest";
-if (!float32MatmulPrecisions.includes(precision as Float32MatmulPrecision)) {
-  fail(`--precision must be one of ${float32MatmulPrecisions.join(", ")}, got ${precision}`, usage);
-}
-setFloat32MatmulPrecision(precision as Float32MatmulPrecision);
+const precision = applyPrecisionArg(args, usage);
 const device = variant === "cuda" ? "cuda" : "cpu";
 const steps = intArg(args, "--seq", 1, usage);
 const sequence = args.values.has("--seq");

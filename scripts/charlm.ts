@@ -39,15 +39,13 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-import {
-  cuda, type DeviceLike, distributed, DistributedDataParallel, type Float32MatmulPrecision, float32MatmulPrecisions, type FloatDType,
-  Random, setFloat32MatmulPrecision, Tensor,
-} from "../ts/index.ts";
+import { cuda, type DeviceLike, distributed, DistributedDataParallel, type FloatDType, Random, Tensor } from "../ts/index.ts";
 import { fail, intArg, parseArgs } from "./args.ts";
 import { CharLM } from "./charlm_model.ts";
 import { batchAt, loadCorpus, trainer, validationLoss, validationOffsets } from "./charlm_train.ts";
 import { sample } from "./charlm_sample.ts";
 import { lossPlot } from "./loss_plot.ts";
+import { applyPrecisionArg } from "./precision_arg.ts";
 import { drawProgress, LossMeter, timeText, tty } from "./progress.ts";
 
 const usage = "usage: bun scripts/charlm.ts [--device cpu|cuda] [--steps N] [--seq T] [-b B] [-s S] [-e E] [--layers L] " +
@@ -80,11 +78,7 @@ const outDir = args.values.get("--out") ?? "out";
 const plotPath = join(outDir, "charlm_loss.svg"), checkpointPath = join(outDir, "charlm.safetensors");
 const dtype = (args.values.get("--dtype") ?? "float32") as FloatDType;
 if (!["float32", "bfloat16", "float16"].includes(dtype)) fail(`--dtype must be float32, bfloat16 or float16, got ${dtype}`, usage);
-const precision = args.values.get("--precision") ?? "highest";
-if (!float32MatmulPrecisions.includes(precision as Float32MatmulPrecision)) {
-  fail(`--precision must be one of ${float32MatmulPrecisions.join(", ")}, got ${precision}`, usage);
-}
-setFloat32MatmulPrecision(precision as Float32MatmulPrecision);
+applyPrecisionArg(args, usage);
 // On the CPU a budget keeps the job under two minutes however busy the machine is (400 steps take about 30 s on 2 idle cores).
 const budget = args.values.has("--max-seconds") ? Number(args.values.get("--max-seconds")) : gpu ? undefined : 100;
 if (!(lr > 0)) fail(`--lr must be positive, got ${args.values.get("--lr")}`, usage);
