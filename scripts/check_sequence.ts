@@ -62,7 +62,7 @@ const cases: Case[] = [
   // cap, not drop to the last size's (float64 persistent: 130 KB, 86 KB, 130 KB).
   { T: 2, B: 2, F: 3, S: 600, inputs: "contiguous", weights: "contiguous", accumulate: false },
   { T: 2, B: 5, F: 3, S: 600, inputs: "contiguous", weights: "contiguous", accumulate: false },
-  // The float32 backward with the rows split between blocks (16 states of 16
+  // The float32 forward and backward with the rows split between blocks (16 states of 16
   // rows a block, where that grid fills more than half of the GPU): partial
   // last groups of states and of rows (S = 500: 31 groups and 4 states; B =
   // 34: 2 groups and 2 rows, 96 blocks; S = 300, B = 70: 95 blocks).

@@ -6,6 +6,7 @@
 #include "sequence/persistent/backward_kernel.cuh"
 #include "sequence/persistent/backward_split_kernel.cuh"
 #include "sequence/persistent/forward_kernel.cuh"
+#include "sequence/persistent/forward_split_kernel.cuh"
 #include "sequence/persistent/persistent.h"
 #include "sequence/persistent/plan.h"
 #include "sequence/persistent/work_split.cuh"
@@ -54,6 +55,14 @@ bool persistent_fits(int64_t S, int64_t B) {
 
 template <typename T>
 void persistent_forward(const SequenceForwardTensors<T>& p, cudaStream_t stream) {
+  if constexpr (std::is_same_v<T, float>) {
+    const persistent::SplitPlan split =
+        persistent::split_plan(reinterpret_cast<const void*>(persistent::forward_split<T>), p.S, p.B,
+                               persistent::forward_split_shared_bytes(p.S));
+    if (split.blocks > 0)
+      return launch_cooperative("forward_split", persistent::forward_split<T>, dim3(unsigned(split.blocks)),
+                                dim3(persistent::kThreads), split.shared, stream, p, split.state_groups);
+  }
   with_states(p.S, [&](auto states) {
     const Plan plan = forward_plan<T, states()>(p.S, p.B);
     launch_cooperative("forward_persistent", persistent::forward_persistent<T, states()>,
@@ -65,8 +74,8 @@ void persistent_forward(const SequenceForwardTensors<T>& p, cudaStream_t stream)
 template <typename T>
 void persistent_backward(const SequenceBackwardTensors<T>& p, cudaStream_t stream) {
   if constexpr (std::is_same_v<T, float>) {
-    const persistent::SplitPlan split =
-        persistent::split_plan(reinterpret_cast<const void*>(persistent::backward_split<T>), p.S, p.B);
+    const persistent::SplitPlan split = persistent::split_plan(
+        reinterpret_cast<const void*>(persistent::backward_split<T>), p.S, p.B, persistent::split_shared_bytes(p.S));
     if (split.blocks > 0)
       return launch_cooperative("backward_split", persistent::backward_split<T>, dim3(unsigned(split.blocks)),
                                 dim3(persistent::kThreads), split.shared, stream, p, split.state_groups);

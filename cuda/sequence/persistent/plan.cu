@@ -86,17 +86,17 @@ Plan plan(const void* kernel, int states, int64_t S, int64_t B, int64_t row_elem
   return result;
 }
 
-SplitPlan split_plan(const void* kernel, int64_t S, int64_t B) {
+SplitPlan split_plan(const void* kernel, int64_t S, int64_t B, int64_t shared) {
   int device = 0;
   LLTM_CUDA_CHECK(cudaGetDevice(&device));
   static std::mutex mutex;
-  static std::map<std::tuple<int, int64_t, int64_t>, SplitPlan> plans;
-  const auto key = std::make_tuple(device, S, B);
+  static std::map<std::tuple<int, const void*, int64_t, int64_t>, SplitPlan> plans;
+  const auto key = std::make_tuple(device, kernel, S, B);
   std::lock_guard<std::mutex> lock(mutex);
   if (auto hit = plans.find(key); hit != plans.end()) return hit->second;
   const DeviceLimits& l = limits(device);
   const int64_t state_groups = (S + kSplitStates - 1) / kSplitStates, row_groups = (B + kSplitRows - 1) / kSplitRows;
-  const int64_t blocks = state_groups * row_groups, shared = split_shared_bytes(S);
+  const int64_t blocks = state_groups * row_groups;
   SplitPlan result{0, 0, 0};
   if (l.cooperative && row_groups >= 2 && blocks <= l.multiprocessors && 2 * blocks > l.multiprocessors &&
       shared <= int64_t(l.shared_per_block) &&

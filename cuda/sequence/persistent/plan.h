@@ -29,8 +29,9 @@ struct Plan {
 template <typename T>
 Plan plan(const void* kernel, int states, int64_t S, int64_t B, int64_t row_elements, int64_t group);
 
-// The batch-split backward's grid (backward_split_kernel.cuh): blocks is 0
-// where it does not run S states and B rows, or would not pay. It runs
+// A batch-split kernel's grid (forward_split_kernel.cuh,
+// backward_split_kernel.cuh) of `shared` bytes a block: blocks is 0 where it
+// does not run S states and B rows, or would not pay. It runs
 // where its weights and rows fit a block, every block is resident at once,
 // there are at least two groups of rows and the grid fills more than half of
 // the multiprocessors (fewer blocks, each with four times the states of the
@@ -39,6 +40,6 @@ struct SplitPlan {
   int state_groups, blocks;
   size_t shared;
 };
-SplitPlan split_plan(const void* kernel, int64_t S, int64_t B);
+SplitPlan split_plan(const void* kernel, int64_t S, int64_t B, int64_t shared);
 
 }  // namespace lltm::cuda::persistent
