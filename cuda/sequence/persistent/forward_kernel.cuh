@@ -75,6 +75,28 @@ __device__ __forceinline__ void finish_rows(const SequenceForwardTensors<T>& p, 
   if (l.finisher) finish_cell(p, t, b0 + cell_row, s0 + l.j, i, o, z, staged_cell[cell_row * kStates + l.j]);
 }
 
+// The gates and cells of R consecutive staged rows from `first`: their gate
+// sums over the block's weights w, then P rows an exchange (bias: a lane's
+// bias for an exchange of one row, packed_bias for one of kPack rows).
+template <int R, int kStates, int kPack, typename T>
+__device__ __forceinline__ void forward_rows(const SequenceForwardTensors<T>& p, int t, int b0, int first, const T* w,
+                                             const T* staged_h, const T* staged_in, const T* staged_cell, int s0,
+                                             int lane, T bias, T packed_bias) {
+  constexpr int kForwardSums = ForwardLanes<kStates, 1>::kSums;
+  constexpr int P = rows_per_exchange(R, kForwardSums);
+  static_assert(P == 1 || P == kPack, "an exchange of several rows takes the packed bias");
+  T acc[R][kForwardSums] = {};
+  recurrent_sums<R, 3 * kStates>(w, staged_h + first * p.S, p.S, lane, acc);
+#pragma unroll
+  for (int row = 0; row < R; row += P) {
+    T sums[P * kForwardSums];
+#pragma unroll
+    for (int e = 0; e < P * kForwardSums; ++e) sums[e] = acc[row + e / kForwardSums][e % kForwardSums];
+    finish_rows<kStates, P>(p, t, b0, first + row, sums, P == 1 ? bias : packed_bias, staged_in, staged_cell, s0,
+                            lane);
+  }
+}
+
 // rows: the batch rows staged per pass (see plan()).
 template <typename T, int kStates>
 __global__ void __launch_bounds__(kThreads, 1) forward_persistent(SequenceForwardTensors<T> p, int rows) {
@@ -131,18 +153,8 @@ __global__ void __launch_bounds__(kThreads, 1) forward_persistent(SequenceForwar
       stage_wait();
       __syncthreads();
       for_row_groups<kForwardRowsPerWarp<T>>(count, warp, [&](auto group, int first) {
-        constexpr int R = decltype(group)::value;
-        T acc[R][kForwardSums] = {};
-        recurrent_sums<R, kGateRows>(w, staged_h + first * S, S, lane, acc);
-        constexpr int P = rows_per_exchange(R, kForwardSums);
-#pragma unroll
-        for (int row = 0; row < R; row += P) {
-          T sums[P * kForwardSums];
-#pragma unroll
-          for (int e = 0; e < P * kForwardSums; ++e) sums[e] = acc[row + e / kForwardSums][e % kForwardSums];
-          finish_rows<kStates, P>(p, t, b0, first + row, sums, P == 1 ? bias : packed_bias, staged_in, staged_cell,
-                                  s0, lane);
-        }
+        forward_rows<decltype(group)::value, kStates, kPack>(p, t, b0, first, w, staged_h, staged_in, staged_cell, s0,
+                                                             lane, bias, packed_bias);
       });
     }
     // Step t's h is complete in memory before any block reads it. While the

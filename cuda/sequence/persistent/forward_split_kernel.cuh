@@ -83,22 +83,6 @@ __global__ void __launch_bounds__(kThreads, 1) forward_split(SequenceForwardTens
       staged_cell[(qd * kSplitRows + r) * kQuadStates + j] = t == 0 ? p.c0[b][s] : __ldcg(p.cell + int64_t(b) * S + s);
     }
   };
-  // This warp's rows with their sums, gates and cells: a group of R where
-  // all R are rows of the batch, else one at a time.
-  auto rows_of_warp = [&](auto group_rows, int row_first, int t) {
-    constexpr int kRows = decltype(group_rows)::value;
-    constexpr int P = rows_per_exchange(kRows, kForwardSums);
-    T acc[kRows][kForwardSums] = {};
-    recurrent_sums<kRows, kQuadGates>(quad_w, staged_h + row_first * S, S, lane, acc);
-#pragma unroll
-    for (int row = 0; row < kRows; row += P) {
-      T sums[P * kForwardSums];
-#pragma unroll
-      for (int e = 0; e < P * kForwardSums; ++e) sums[e] = acc[row + e / kForwardSums][e % kForwardSums];
-      finish_rows<kQuadStates, P>(p, t, b0, row_first + row, sums, P == 1 ? bias : packed_bias, quad_in, quad_cell,
-                                  quad_s0, lane);
-    }
-  };
   stage_own(0);
   cg::grid_group grid = cg::this_grid();
   for (int t = 0; t < p.steps; ++t) {
@@ -108,10 +92,14 @@ __global__ void __launch_bounds__(kThreads, 1) forward_split(SequenceForwardTens
       stage(staged_h, p.h_of(t - 1) + int64_t(b0) * S, int64_t(rows) * S);
     stage_wait();
     __syncthreads();
+    // This warp's rows: a group of R where all R are rows of the batch, else one at a time.
     if (first + R <= rows)
-      rows_of_warp(std::integral_constant<int, R>{}, first, t);
+      forward_rows<R, kQuadStates, kPack>(p, t, b0, first, quad_w, staged_h, quad_in, quad_cell, quad_s0, lane, bias,
+                                          packed_bias);
     else
-      for (int row = first; row < rows; ++row) rows_of_warp(std::integral_constant<int, 1>{}, row, t);
+      for (int row = first; row < rows; ++row)
+        forward_rows<1, kQuadStates, kPack>(p, t, b0, row, quad_w, staged_h, quad_in, quad_cell, quad_s0, lane, bias,
+                                            packed_bias);
     // Step t's h is complete in memory before any block reads it. While the
     // other blocks finish theirs, this one stages its own inputs of step t + 1.
     if (t + 1 < p.steps) {
