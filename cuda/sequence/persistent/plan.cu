@@ -40,6 +40,21 @@ const DeviceLimits& limits(int device) {
   return *l;
 }
 
+// The blocks of `kernel` a multiprocessor holds at once at `shared` bytes of
+// dynamic shared memory each, once the kernel's limit is raised to its cap
+// (not to what this size takes: plans of other sizes launch the same kernel,
+// and a smaller limit set for a later size would make an earlier, cached
+// plan's launch fail).
+int resident_blocks(const void* kernel, const DeviceLimits& l, size_t shared) {
+  cudaFuncAttributes attributes;
+  LLTM_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  LLTM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       int(l.shared_per_block - attributes.sharedSizeBytes)));
+  int resident = 0;
+  LLTM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kThreads, shared));
+  return resident;
+}
+
 }  // namespace
 
 int states_for(int64_t S) {
@@ -71,16 +86,7 @@ Plan plan(const void* kernel, int states, int64_t S, int64_t B, int64_t row_elem
     const int64_t fit = (budget - weights) / row;
     const int64_t rows = fit >= B ? B : fit >= group ? fit / group * group : fit;
     const size_t shared = size_t(weights + rows * row);
-    // The cap, not what this size takes: plans of other sizes launch the same
-    // kernel, and a smaller limit set for a later size would make an earlier,
-    // cached plan's launch fail.
-    cudaFuncAttributes attributes;
-    LLTM_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
-    LLTM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         int(l.shared_per_block - attributes.sharedSizeBytes)));
-    int resident = 0;
-    LLTM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kThreads, shared));
-    if (resident >= per_sm) result = {int(rows), shared};
+    if (resident_blocks(kernel, l, shared) >= per_sm) result = {int(rows), shared};
   }
   plans.emplace(key, result);
   return result;
@@ -101,13 +107,7 @@ SplitPlan split_plan(const void* kernel, int64_t S, int64_t B, int64_t shared) {
   if (l.cooperative && row_groups >= 2 && blocks <= l.multiprocessors && 2 * blocks > l.multiprocessors &&
       shared <= int64_t(l.shared_per_block) &&
       shared + int64_t(l.shared_reserved_per_block) <= int64_t(l.shared_per_multiprocessor)) {
-    cudaFuncAttributes attributes;
-    LLTM_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
-    LLTM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         int(l.shared_per_block - attributes.sharedSizeBytes)));
-    int resident = 0;
-    LLTM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kThreads, size_t(shared)));
-    if (resident >= 1) result = {int(state_groups), int(blocks), size_t(shared)};
+    if (resident_blocks(kernel, l, size_t(shared)) >= 1) result = {int(state_groups), int(blocks), size_t(shared)};
   }
   plans.emplace(key, result);
   return result;
