@@ -1,9 +1,10 @@
 /**
  * Child of native_memory.test.ts: makes `count` tensors of `mib` MiB that are
  * never disposed, yielding to the event loop after each ("async") or never
- * ("sync", then yielding a few times at the end), and prints the peak RSS and
- * what lltm holds. It stops early past `limit` MiB of RSS, so that a failure
- * does not take the machine's memory.
+ * ("sync", then yielding a few times at the end), or that are disposed at
+ * once ("disposed"), and prints the peak RSS and what lltm holds. It stops
+ * early past `limit` MiB of RSS, so that a failure does not take the
+ * machine's memory.
  */
 import process from "node:process";
 
@@ -14,7 +15,8 @@ const rss = () => process.memoryUsage().rss / 2 ** 20;
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 let peak = rss(), made = 0;
 for (; made < Number(count); made++) {
-  Tensor.zeros([(Number(mib) * 2 ** 20) / 4]);
+  const t = Tensor.zeros([(Number(mib) * 2 ** 20) / 4]);
+  if (mode === "disposed") t.dispose();
   peak = Math.max(peak, rss());
   if (peak > Number(limit)) break;
   if (mode === "async") await tick();

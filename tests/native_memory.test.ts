@@ -2,7 +2,8 @@
  * Tensors that are never disposed are reclaimed under every runtime: the
  * native bytes are counted and a collection is forced past a budget, so RSS
  * stays bounded (Deno let 400 forgotten 16 MiB tensors take 6 GiB); a loop
- * that never yields is told what it holds.
+ * that never yields is told what it holds; a program that disposes tensors
+ * larger than the budget is not stopped for a collection at each one.
  */
 import { runChild, testFile } from "./child.ts";
 import { assert, test } from "./harness.ts";
@@ -15,8 +16,8 @@ interface Report {
   collections: number;
 }
 
-function run(mode: string, count: number, limitMiB: number): { report: Report; stderr: string } {
-  const r = runChild(testFile("leak_child.ts"), [mode, String(count), "16", String(limitMiB)], {
+function run(mode: string, count: number, limitMiB: number, mib = 16): { report: Report; stderr: string } {
+  const r = runChild(testFile("leak_child.ts"), [mode, String(count), String(mib), String(limitMiB)], {
     env: { LLTM_MEMORY_BUDGET_MB: "128" },
     timeoutMs: 300_000,
   });
@@ -35,4 +36,12 @@ test("a loop that never yields is warned with the bytes held, and its tensors ar
   const { report, stderr } = run("sync", 48, 4096);
   assert(/lltm: \d+ MiB of native memory in \d+ blocks is still held after \d+ collections/.test(stderr), `no warning: ${stderr}`);
   assert(report.liveBytes < 256 * 2 ** 20, `still held after yielding: ${report.liveBytes} bytes`);
+});
+
+test("tensors larger than the budget that are disposed force a few collections, not one each", () => {
+  // 160 MiB each against a budget of 128: the budget doubles while collections find nothing to finalize.
+  const { report } = run("disposed", 40, 4096, 160);
+  assert(report.made === 40, `stopped after ${report.made} tensors at ${report.peakMiB} MiB of RSS`);
+  assert(report.collections >= 1 && report.collections <= 5, `${report.collections} collections for 40 disposed tensors`);
+  assert(report.liveBytes === 0, `still held: ${report.liveBytes} bytes`);
 });

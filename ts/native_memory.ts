@@ -11,7 +11,12 @@
  *
  * A loop that never yields cannot have its garbage finalized in any runtime;
  * when collections stop freeing anything, a warning names the bytes held.
- * The budget is LLTM_MEMORY_BUDGET_MB (default 256).
+ * The budget is LLTM_MEMORY_BUDGET_MB (default 256). A program that disposes
+ * what it makes may still pass it with every call (one reserve of a large
+ * sequence is bigger), and a full collection costs milliseconds: so while the
+ * finalizers free less than a quarter of the budget between two forced
+ * collections, the budget doubles (up to 16 times its base); once they free
+ * more, it is back at its base.
  */
 import v8 from "node:v8";
 import vm from "node:vm";
@@ -31,7 +36,11 @@ export interface NativeMemoryStats {
   budgetBytes: number;
 }
 
+const MAX_GROWTH = 16;
+
 let liveBytes = 0, liveBlocks = 0, collections = 0;
+let growth = 1; // the budget's multiple of its base
+let finalizedBytes = 0; // freed by finalizers since the last forced collection
 let low = 0; // the fewest live bytes since the last forced collection
 let collectAt = -1;
 // Growth without any release since `windowLow` past `warnAfter` means collections free nothing.
@@ -39,12 +48,16 @@ let windowLow = 0, warnAfter = 0;
 let budget: number | undefined;
 let collector: (() => void) | null | undefined;
 
-function budgetBytes(): number {
+function baseBudgetBytes(): number {
   if (budget === undefined) {
     const mb = Number(environment("LLTM_MEMORY_BUDGET_MB") ?? "256");
     budget = Number.isFinite(mb) && mb > 0 ? mb * MiB : 256 * MiB;
   }
   return budget;
+}
+
+function budgetBytes(): number {
+  return growth * baseBudgetBytes();
 }
 
 /** This runtime's way to force a full collection, or null where there is none. */
@@ -76,10 +89,12 @@ function collect(): void {
     collectAt = low + budgetBytes();
     if (liveBytes <= collectAt) return;
   }
+  if (collections > 0) growth = finalizedBytes < budgetBytes() / 4 ? Math.min(2 * growth, MAX_GROWTH) : 1;
+  finalizedBytes = 0;
   collector ??= findCollector();
   collections++;
   collector?.();
-  warnAfter ||= 4 * budgetBytes();
+  warnAfter ||= 4 * baseBudgetBytes();
   if (liveBytes - windowLow > warnAfter) {
     // The program allocates without disposing or yielding; said again only after twice the growth.
     windowLow = liveBytes;
@@ -103,6 +118,12 @@ export function released(bytes: number): void {
     if (collectAt >= 0) collectAt = low + budgetBytes();
   }
   if (liveBytes < windowLow) windowLow = liveBytes;
+}
+
+/** Counts the release of `bytes` by a finalizer: a tensor that was never disposed. */
+export function finalized(bytes: number): void {
+  finalizedBytes += bytes;
+  released(bytes);
 }
 
 /** What lltm's tensors hold in native memory now, and how often the budget forced a collection. */

@@ -14,7 +14,7 @@
  */
 import { Device } from "./device.ts";
 import { alloc, allocPinned, free, freePinned } from "./native/index.ts";
-import { allocated, released } from "./native_memory.ts";
+import { allocated, finalized, released } from "./native_memory.ts";
 
 const RECYCLED = 8;
 const RECYCLED_BYTES = 64 * 1024;
@@ -33,7 +33,7 @@ function freeBlock(held: Held): void {
 
 const registry = new FinalizationRegistry<Held>((held) => {
   freeBlock(held);
-  released(held.bytes);
+  finalized(held.bytes);
 });
 
 /** Host blocks no tensor holds, most recently released last. */
