@@ -6,15 +6,9 @@
  *
  * usage: abi_stress [rounds per thread] [threads] [timeout seconds]
  */
-#include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "lltm.h"
+#include "stress.h"
 
 enum { kCases = 6, kMaxThreads = 16 };
 static const int64_t kSizes[kCases][3] = {/* B, F, S */
@@ -31,29 +25,7 @@ typedef struct {
   void* bwd[5];  /* d_old_h [B,S], d_input [B,F], d_weights [3S,K], d_bias [3S], d_old_cell [B,S] */
 } Case;
 
-static size_t elem(int32_t dtype) { return dtype == LLTM_FLOAT32 ? 4 : 8; }
-
-static lltm_tensor tensor2(void* data, int64_t rows, int64_t cols) {
-  lltm_tensor t;
-  memset(&t, 0, sizeof t);
-  t.data = data;
-  t.ndim = 2;
-  t.sizes[0] = rows;
-  t.sizes[1] = cols;
-  t.strides[0] = cols;
-  t.strides[1] = 1;
-  return t;
-}
-
-static lltm_tensor tensor1(void* data, int64_t n) {
-  lltm_tensor t;
-  memset(&t, 0, sizeof t);
-  t.data = data;
-  t.ndim = 1;
-  t.sizes[0] = n;
-  t.strides[0] = 1;
-  return t;
-}
+static size_t elem(int32_t dtype) { return stress_element_bytes(dtype); }
 
 /* Shapes (rows, cols) of the buffers, in the order of Case's arrays. */
 static void shapes(const Case* c, int64_t s[19][2]) {
@@ -79,13 +51,7 @@ static void case_init(Case* c, const int64_t size[3], int32_t dtype, unsigned se
   for (int i = 0; i < 19; ++i) {
     const size_t n = (size_t)(s[i][0] * s[i][1]);
     void* p = calloc(n, elem(dtype));
-    if (i < 5 || (i >= 12 && i < 14))
-      for (size_t k = 0; k < n; ++k) {
-        seed = seed * 1103515245u + 12345u;
-        const double v = ((double)(seed >> 8) / (double)(1u << 24) - 0.5) * 2.0;
-        if (dtype == LLTM_FLOAT32) ((float*)p)[k] = (float)v;
-        else ((double*)p)[k] = v;
-      }
+    if (i < 5 || (i >= 12 && i < 14)) stress_fill(p, n, dtype, seed + 7919u * (unsigned)i, 1.0);
     *slot(c, i) = p;
   }
 }
@@ -98,8 +64,10 @@ static int run_case(Case* c) {
   int64_t s[19][2];
   lltm_tensor t[19];
   shapes(c, s);
-  for (int i = 0; i < 19; ++i)
-    t[i] = s[i][0] == 1 && (i == 2 || i == 17) ? tensor1(*slot(c, i), s[i][1]) : tensor2(*slot(c, i), s[i][0], s[i][1]);
+  for (int i = 0; i < 19; ++i) {
+    const int vector = s[i][0] == 1 && (i == 2 || i == 17);
+    t[i] = stress_tensor(*slot(c, i), vector ? 1 : 2, vector ? &s[i][1] : s[i], c->dtype);
+  }
   int32_t rc = lltm_forward(&t[0], &t[1], &t[2], &t[3], &t[4], &t[5], &t[6], &t[7], &t[8], &t[9], &t[10], &t[11],
                             c->dtype, LLTM_CPU, 0);
   if (rc != LLTM_OK) return fprintf(stderr, "lltm_forward: %s\n", lltm_last_error()), 1;
@@ -122,7 +90,6 @@ static int same_outputs(Case* a, Case* b) {
 static Case expected[2][kCases];
 static int rounds = 200;
 static volatile int failures = 0;
-static volatile int finished = 0;
 
 static void* worker(void* arg) {
   const int id = (int)(intptr_t)arg;
@@ -142,26 +109,13 @@ static void* worker(void* arg) {
   return NULL;
 }
 
-static int timeout_s = 120;
-static void* watchdog(void* arg) {
-  (void)arg;
-  for (int ms = 0; !__atomic_load_n(&finished, __ATOMIC_SEQ_CST); ms += 50) {
-    if (ms > timeout_s * 1000) {
-      fprintf(stderr, "abi_stress: no progress after %d s (a hang)\n", timeout_s);
-      _exit(2);
-    }
-    usleep(50000);
-  }
-  return NULL;
-}
-
 int main(int argc, char** argv) {
   rounds = argc > 1 ? atoi(argv[1]) : 200;
   int threads = argc > 2 ? atoi(argv[2]) : 4;
-  timeout_s = argc > 3 ? atoi(argv[3]) : 120;
+  stress_timeout_s = argc > 3 ? atoi(argv[3]) : 120;
   if (threads < 1 || threads > kMaxThreads) threads = 4;
   pthread_t dog, t[kMaxThreads];
-  pthread_create(&dog, NULL, watchdog, NULL);
+  pthread_create(&dog, NULL, stress_watchdog, NULL);
   for (int d = 0; d < 2; ++d)
     for (int k = 0; k < kCases; ++k) {
       case_init(&expected[d][k], kSizes[k], d, 1000u + (unsigned)(d * kCases + k));
@@ -172,7 +126,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < threads; ++i) pthread_create(&t[i], NULL, worker, (void*)(intptr_t)i);
   for (int i = 0; i < threads; ++i) pthread_join(t[i], NULL);
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  __atomic_store_n(&finished, 1, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&stress_finished, 1, __ATOMIC_SEQ_CST);
   pthread_join(dog, NULL);
   for (int d = 0; d < 2; ++d)
     for (int k = 0; k < kCases; ++k) case_free(&expected[d][k]);
