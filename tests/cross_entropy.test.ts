@@ -72,10 +72,13 @@ function matchesReference(device: DeviceLike): void {
 
 testOnDevices("crossEntropy and its backward match the float64 reference (sizes, layouts, dtypes, reductions, ignoreIndex)", matchesReference);
 
-// Enough rows that the CPU splits them between threads (2048 x 65: the main job's logits on the CPU, T·B x V).
+// Enough rows that the CPU splits them between threads (2048 x 65: the main job's logits on the CPU, T·B x V),
+// contiguous (float32 rows of whole vectors and a tail, the vector path) and strided.
 testOnDevices("crossEntropy and its backward match the float64 reference with their rows split between threads", (device) => {
   for (const dt of ["float32", "float64"] as const) {
-    for (const reduction of ["none", "mean", "sum"] as const) checkAgainstReference(device, 2048, 65, dt, "strided", reduction, 5);
+    for (const lx of ["contiguous", "strided"] as const) {
+      for (const reduction of ["none", "mean", "sum"] as const) checkAgainstReference(device, 2048, 65, dt, lx, reduction, 5);
+    }
   }
 });
 
