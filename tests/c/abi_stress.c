@@ -6,11 +6,9 @@
  *
  * usage: abi_stress [rounds per thread] [threads] [timeout seconds]
  */
-#include <time.h>
-
 #include "stress.h"
 
-enum { kCases = 6, kMaxThreads = 16 };
+enum { kCases = 6 };
 static const int64_t kSizes[kCases][3] = {/* B, F, S */
                                           {1, 1, 1},   {16, 32, 128}, {33, 1, 257},
                                           {7, 13, 45}, {64, 16, 96},  {3, 100, 31}};
@@ -110,29 +108,18 @@ static void* worker(void* arg) {
 }
 
 int main(int argc, char** argv) {
-  rounds = argc > 1 ? atoi(argv[1]) : 200;
-  int threads = argc > 2 ? atoi(argv[2]) : 4;
-  stress_timeout_s = argc > 3 ? atoi(argv[3]) : 120;
-  if (threads < 1 || threads > kMaxThreads) threads = 4;
-  pthread_t dog, t[kMaxThreads];
-  pthread_create(&dog, NULL, stress_watchdog, NULL);
+  int threads;
+  stress_begin(argc, argv, 200, &rounds, &threads);
   for (int d = 0; d < 2; ++d)
     for (int k = 0; k < kCases; ++k) {
       case_init(&expected[d][k], kSizes[k], d, 1000u + (unsigned)(d * kCases + k));
       if (run_case(&expected[d][k]) != 0) return 1;
     }
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  for (int i = 0; i < threads; ++i) pthread_create(&t[i], NULL, worker, (void*)(intptr_t)i);
-  for (int i = 0; i < threads; ++i) pthread_join(t[i], NULL);
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  __atomic_store_n(&stress_finished, 1, __ATOMIC_SEQ_CST);
-  pthread_join(dog, NULL);
+  const double seconds = stress_run(threads, worker);
   for (int d = 0; d < 2; ++d)
     for (int k = 0; k < kCases; ++k) case_free(&expected[d][k]);
   const char* env = getenv("LLTM_NUM_THREADS");
   printf("abi_stress: %d threads x %d forward+backward calls (LLTM_NUM_THREADS=%s) in %.2f s: %d differ\n", threads,
-         rounds, env ? env : "unset", (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9,
-         failures);
+         rounds, env ? env : "unset", seconds, failures);
   return failures == 0 ? 0 : 1;
 }

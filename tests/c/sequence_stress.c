@@ -10,11 +10,9 @@
  *
  * usage: sequence_stress [rounds per thread] [threads] [timeout seconds]
  */
-#include <time.h>
-
 #include "stress.h"
 
-enum { kSequences = 4, kLosses = 3, kJobs = 2 * (kSequences + kLosses), kMaxThreads = 16, kBuffers = 16 };
+enum { kSequences = 4, kLosses = 3, kJobs = 2 * (kSequences + kLosses), kBuffers = 16 };
 static const int64_t kSequenceSizes[kSequences][4] = {/* T, B, F, S */
                                                       {1, 1, 1, 1}, {3, 4, 5, 7}, {5, 16, 32, 64}, {4, 33, 3, 45}};
 static const int64_t kLossSizes[kLosses][2] = {/* N, V */ {2048, 65}, {7, 3}, {300, 1000}};
@@ -167,27 +165,16 @@ static void* worker(void* arg) {
 }
 
 int main(int argc, char** argv) {
-  rounds = argc > 1 ? atoi(argv[1]) : 100;
-  int threads = argc > 2 ? atoi(argv[2]) : 4;
-  stress_timeout_s = argc > 3 ? atoi(argv[3]) : 120;
-  if (threads < 1 || threads > kMaxThreads) threads = 4;
-  pthread_t dog, t[kMaxThreads];
-  pthread_create(&dog, NULL, stress_watchdog, NULL);
+  int threads;
+  stress_begin(argc, argv, 100, &rounds, &threads);
   for (int k = 0; k < kJobs; ++k) {
     job_of(&expected[k], k);
     if (run_job(&expected[k]) != 0) return 1;
   }
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  for (int i = 0; i < threads; ++i) pthread_create(&t[i], NULL, worker, (void*)(intptr_t)i);
-  for (int i = 0; i < threads; ++i) pthread_join(t[i], NULL);
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  __atomic_store_n(&stress_finished, 1, __ATOMIC_SEQ_CST);
-  pthread_join(dog, NULL);
+  const double seconds = stress_run(threads, worker);
   for (int k = 0; k < kJobs; ++k) job_free(&expected[k]);
   const char* env = getenv("LLTM_NUM_THREADS");
   printf("sequence_stress: %d threads x %d sequence or cross-entropy calls (LLTM_NUM_THREADS=%s) in %.2f s: %d differ\n",
-         threads, rounds, env ? env : "unset",
-         (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9, failures);
+         threads, rounds, env ? env : "unset", seconds, failures);
   return failures == 0 ? 0 : 1;
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lltm.h"
@@ -55,4 +56,30 @@ static void* stress_watchdog(void* arg) {
     usleep(50000);
   }
   return NULL;
+}
+
+enum { kStressMaxThreads = 16 };
+static pthread_t stress_dog;
+
+/* The command line's [rounds per thread] [threads] [timeout seconds] (threads from 1 to kStressMaxThreads, else 4),
+ * then the watchdog started. */
+static void stress_begin(int argc, char** argv, int default_rounds, int* rounds, int* threads) {
+  *rounds = argc > 1 ? atoi(argv[1]) : default_rounds;
+  *threads = argc > 2 ? atoi(argv[2]) : 4;
+  stress_timeout_s = argc > 3 ? atoi(argv[3]) : 120;
+  if (*threads < 1 || *threads > kStressMaxThreads) *threads = 4;
+  pthread_create(&stress_dog, NULL, stress_watchdog, NULL);
+}
+
+/* Runs worker(i) for i < threads at once and waits for them, then stops the watchdog: the seconds they took. */
+static double stress_run(int threads, void* (*worker)(void*)) {
+  pthread_t t[kStressMaxThreads];
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int i = 0; i < threads; ++i) pthread_create(&t[i], NULL, worker, (void*)(intptr_t)i);
+  for (int i = 0; i < threads; ++i) pthread_join(t[i], NULL);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  __atomic_store_n(&stress_finished, 1, __ATOMIC_SEQ_CST);
+  pthread_join(stress_dog, NULL);
+  return (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
 }
