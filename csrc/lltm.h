@@ -178,9 +178,12 @@ LLTM_API const char* lltm_cuda_blas(void);
  * HIGHEST (the default) exact float32 products; HIGH allows TF32 tensor cores
  * (inputs rounded to 10-bit mantissas, float32 accumulation), MEDIUM also
  * bfloat16 ones (8-bit mantissas). The CUDA backend's cuBLAS products honour
- * it (the step, linear and the sequence engine's products); the CPU and
- * the CUDA backend's own kernels compute exactly at every setting, as
- * PyTorch allows. Process-wide, read at each call. */
+ * it (the step, linear and the sequence engine's products); under MEDIUM the
+ * sequence engine's per-step recurrent products on its graph path (where the
+ * recurrent weights do not fit on chip) take bfloat16 operands, W_h and h or
+ * the gate gradients, with float32 sums, on cuBLAS or its own kernel alike.
+ * Otherwise the CPU and the CUDA backend's own kernels compute exactly at
+ * every setting, as PyTorch allows. Process-wide, read at each call. */
 #define LLTM_MATMUL_PRECISION_HIGHEST 0
 #define LLTM_MATMUL_PRECISION_HIGH 1
 #define LLTM_MATMUL_PRECISION_MEDIUM 2

@@ -3,11 +3,12 @@
  * setting itself, the refusal of other names, exact products on the CPU at
  * every setting, and on CUDA with cuBLAS, TF32 products within TF32's
  * rounding where "high" allows them and exact ones again under "highest"
- * (the sequence engine's cached graphs are keyed by the precision).
+ * (the sequence engine's cached graphs are keyed by the precision), and
+ * bfloat16 products under "medium" in the graph path's steps, both passes.
  */
 import {
-  backendInfo, float32MatmulPrecisions, getFloat32MatmulPrecision, linear, lltmSequenceForward, setFloat32MatmulPrecision,
-  Tensor,
+  backendInfo, float32MatmulPrecisions, getFloat32MatmulPrecision, linear, lltmSequenceBackward, lltmSequenceForward,
+  setFloat32MatmulPrecision, Tensor,
 } from "../ts/index.ts";
 import { headerConstants as h, Status } from "../ts/native/constants.ts";
 import { native } from "../ts/native/library.ts";
@@ -130,6 +131,32 @@ test("CUDA: the sequence engine's products follow the precision, its cached grap
   assert(high <= tf32Tolerance, `high: ${high}`);
   if (cublas) assert(high > 10 * highest, `high (${high}) rounds more than highest (${highest}): TF32 is in use`);
   else assert(high <= tolerance.float32, `the own kernel is exact under high: ${high}`);
+  // "medium": every step's product of bfloat16 h and W_h (float32 sums), with cuBLAS or the own kernel alike.
+  const medium = withPrecision("medium", error);
+  assert(medium <= bf16Tolerance, `medium: ${medium}`);
+  assert(medium > 10 * highest, `medium (${medium}) rounds more than highest (${highest}): bfloat16 products are in use`);
   const again = error();
   assert(again <= tolerance.float32, `highest again, from the graph captured for it: ${again}`);
+}, { skip });
+
+test("CUDA: the sequence backward's graph steps take bfloat16 products under medium, within bfloat16's rounding", () => {
+  const T = 4, B = 8, F = 16, S = 640;
+  using inputs = makeSequence([T, B, F], "contiguous", 5, "float32", "cuda");
+  using weights = makeWeights(S, F, "contiguous", 6, "float32", "cuda");
+  using bias = makeInput([3 * S], "contiguous", 7, "float32", "cuda");
+  using h0 = makeInput([B, S], "contiguous", 8, "float32", "cuda");
+  using c0 = makeInput([B, S], "contiguous", 9, "float32", "cuda");
+  using gradOutputs = makeSequence([T, B, S], "contiguous", 10, "float32", "cuda");
+  const gradients = () => {
+    using fw = lltmSequenceForward(inputs, weights, bias, h0, c0);
+    using bw = lltmSequenceBackward(gradOutputs, undefined, undefined, fw.reserve!, inputs, weights, h0);
+    fw.reserve!.dispose();
+    return [bw.dInputs, bw.dWeights, bw.dBias, bw.dH0, bw.dC0].map((t) => t.toTypedArray());
+  };
+  const exact = gradients(), medium = withPrecision("medium", gradients);
+  ["dInputs", "dWeights", "dBias", "dH0", "dC0"].forEach((name, i) => {
+    const err = referenceError(medium[i]!, exact[i]!);
+    assert(err <= bf16Tolerance, `${name} under medium against highest: ${err}`);
+    assert(err > 0, `${name} under medium equals highest's: the bfloat16 products did not run`);
+  });
 }, { skip });

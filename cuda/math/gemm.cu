@@ -22,10 +22,11 @@ constexpr int kGemmMicro = 4;
 constexpr int kGemmSide = kGemmTile / kGemmMicro;  // threads along a tile side
 constexpr int kGemmThreads = kGemmSide * kGemmSide;
 
-// Products of the half types accumulate in float (Accumulate<T>), rounded once into C.
-template <typename T>
-__global__ void __launch_bounds__(kGemmThreads) gemm_kernel(Matrix<const T> A, Matrix<const T> B, Matrix<T> C,
-                                                              T beta) {
+// Products of the half types accumulate in float (Accumulate<T>), rounded once into C, which is of type T or,
+// for a half T, float (gemm_widened).
+template <typename T, typename TC = T>
+__global__ void __launch_bounds__(kGemmThreads) gemm_kernel(Matrix<const T> A, Matrix<const T> B, Matrix<TC> C,
+                                                              TC beta) {
   using Acc = Accumulate<T>;
   __shared__ Acc As[kGemmDepth][kGemmTile + 1];
   __shared__ Acc Bs[kGemmDepth][kGemmTile + 1];
@@ -65,17 +66,17 @@ __global__ void __launch_bounds__(kGemmThreads) gemm_kernel(Matrix<const T> A, M
       for (int j = 0; j < kGemmMicro; ++j) {
         const int64_t m = m0 + ty + i * kGemmSide, n = n0 + tx + j * kGemmSide;
         if (m < M && n < N) {
-          T& c = C.data[m * C.rs + n * C.cs];
-          c = RoundTo<T>::from(beta_acc == Acc(0) ? acc[i][j] : acc[i][j] + beta_acc * widen(c));
+          TC& c = C.data[m * C.rs + n * C.cs];
+          c = RoundTo<TC>::from(beta_acc == Acc(0) ? acc[i][j] : acc[i][j] + beta_acc * widen(c));
         }
       }
   }
 }
 
-template <typename T>
-void own_gemm(cudaStream_t stream, Matrix<const T> A, Matrix<const T> B, Matrix<T> C, T beta) {
+template <typename T, typename TC>
+void own_gemm(cudaStream_t stream, Matrix<const T> A, Matrix<const T> B, Matrix<TC> C, TC beta) {
   const int64_t tiles = (C.rows + kGemmTile - 1) / kGemmTile * ((C.cols + kGemmTile - 1) / kGemmTile);
-  launch("gemm_kernel", gemm_kernel<T>, dim3(unsigned(std::min(tiles, kMaxGridBlocks))),
+  launch("gemm_kernel", gemm_kernel<T, TC>, dim3(unsigned(std::min(tiles, kMaxGridBlocks))),
          dim3(kGemmThreads), 0, stream, A, B, C, beta);
 }
 
@@ -139,9 +140,19 @@ cublasStatus_t blas_gemm(cublasHandle_t h, int32_t, cublasOperation_t ta, cublas
   return half_gemm(h, CUDA_R_16F, ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc);
 }
 
+// bfloat16 operands, a float32 C.
+cublasStatus_t blas_gemm(cublasHandle_t h, int32_t, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                         const __nv_bfloat16* A, int lda, const __nv_bfloat16* B, int ldb, float beta, float* C,
+                         int ldc) {
+  const float one = 1;
+  return cublasGemmEx(h, ta, tb, m, n, k, &one, A, CUDA_R_16BF, lda, B, CUDA_R_16BF, ldb, &beta, C, CUDA_R_32F, ldc,
+                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+}
+
 // C = A B + beta C through cuBLAS; false (nothing launched) when a layout does not fit it.
-template <typename T>
-bool try_blas(cublasHandle_t h, int32_t float32_precision, Matrix<const T> A, Matrix<const T> B, Matrix<T> C, T beta) {
+template <typename T, typename TC>
+bool try_blas(cublasHandle_t h, int32_t float32_precision, Matrix<const T> A, Matrix<const T> B, Matrix<TC> C,
+              TC beta) {
   A = normalized(A);
   B = normalized(B);
   C = normalized(C);
@@ -252,6 +263,15 @@ void gemm(const GemmEngine& engine, Matrix<const T> A, Matrix<const T> B, Matrix
   if (engine.blas != nullptr && !small_product(A, C) &&
       try_blas(engine.blas, engine.float32_precision, A, B, C, beta))
     return;
+#endif
+  own_gemm(engine.stream, A, B, C, beta);
+}
+
+void gemm_widened(const GemmEngine& engine, Matrix<const __nv_bfloat16> A, Matrix<const __nv_bfloat16> B,
+                  Matrix<float> C, float beta) {
+  if (C.rows == 0 || C.cols == 0) return;
+#if LLTM_HAVE_CUBLAS
+  if (engine.blas != nullptr && try_blas(engine.blas, engine.float32_precision, A, B, C, beta)) return;
 #endif
   own_gemm(engine.stream, A, B, C, beta);
 }

@@ -1,8 +1,10 @@
 #include <algorithm>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
+#include "math/dtype.cuh"
 #include "math/gemm.h"
 #include "runtime/capture.h"
 #include "runtime/launch.h"
@@ -12,31 +14,38 @@ namespace lltm::cuda {
 
 namespace {
 
-// W_h, the first S columns of the weights [3S, S + F] (any strides), into a contiguous [3S, S].
-template <typename T>
-__device__ __forceinline__ void copy_recurrent_weights(const Accessor<const T, 2>& weights, int S, T* out) {
+// W_h, the first S columns of the weights [3S, S + F] (any strides), into a
+// contiguous [3S, S] of type W: T itself, or bfloat16 for half products.
+template <typename T, typename W>
+__device__ __forceinline__ void copy_recurrent_weights(const Accessor<const T, 2>& weights, int S, W* out) {
   const int64_t n = int64_t(3) * S * S;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x)
-    out[e] = weights[e / S][e % S];
+    out[e] = RoundTo<W>::from(weights[e / S][e % S]);
 }
 
 // Before each replay of a forward graph: the call's tensors into the graph's
-// block, W_h and h0 (as the h of step -1, which step 0's product reads) into its buffers.
-template <typename T>
+// block, W_h and h0 (as the h of step -1, which step 0's product reads) into
+// its buffers (h0 also into h_first_half, in bfloat16, for half products).
+template <typename T, typename W>
 __global__ void __launch_bounds__(kBlockThreads)
-    forward_prologue(SequenceForwardTensors<T> p, SequenceForwardTensors<T>* params, T* wh, T* h_first) {
+    forward_prologue(SequenceForwardTensors<T> p, SequenceForwardTensors<T>* params, W* wh, T* h_first,
+                     __nv_bfloat16* h_first_half) {
   if (blockIdx.x == 0 && threadIdx.x == 0) *params = p;
   copy_recurrent_weights(p.weights, p.S, wh);
   const int64_t n = int64_t(p.B) * p.S;
-  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x)
-    h_first[e] = p.h0[e / p.S][e % p.S];
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
+    const T h = p.h0[e / p.S][e % p.S];
+    h_first[e] = h;
+    if (h_first_half != nullptr) h_first_half[e] = RoundTo<__nv_bfloat16>::from(h);
+  }
 }
 
 // Step t after its product: the gates, the cell update, and h_t into the
-// graph's h slot t % 2 (p.h_buffer), which step t + 1's product reads.
+// graph's h slot t % 2 (p.h_buffer), which step t + 1's product reads (for
+// half products, the slot of h_half in bfloat16).
 template <typename T>
 __global__ void __launch_bounds__(kBlockThreads)
-    forward_step_pointwise(const SequenceForwardTensors<T>* params, int t) {
+    forward_step_pointwise(const SequenceForwardTensors<T>* params, int t, __nv_bfloat16* h_half) {
   const SequenceForwardTensors<T> p = *params;
   const int64_t n = int64_t(p.B) * p.S;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
@@ -57,25 +66,33 @@ __global__ void __launch_bounds__(kBlockThreads)
     store_cell(p, t, b, s, u, live);
     // store_cell wrote h_t to the slot only where no reserve takes it.
     if (p.reserve != nullptr && t + 1 < p.steps) p.h_buffer[(t & 1) * n + e] = u.h;
+    if (h_half != nullptr && t + 1 < p.steps) h_half[(t & 1) * n + e] = RoundTo<__nv_bfloat16>::from(u.h);
   }
 }
 
 // Before each replay of a backward graph: the call's tensors into the graph's block, W_h into its buffer.
-template <typename T>
+template <typename T, typename W>
 __global__ void __launch_bounds__(kBlockThreads)
-    backward_prologue(SequenceBackwardTensors<T> p, SequenceBackwardTensors<T>* params, T* wh) {
+    backward_prologue(SequenceBackwardTensors<T> p, SequenceBackwardTensors<T>* params, W* wh) {
   if (blockIdx.x == 0 && threadIdx.x == 0) *params = p;
   copy_recurrent_weights(p.weights, p.S, wh);
 }
 
+// Step t's gate gradients into dG (and, for half products, into dG_half
+// [B, 3S] in bfloat16, which the step's product then reads).
 template <typename T>
 __global__ void __launch_bounds__(kBlockThreads)
-    backward_step_pointwise(const SequenceBackwardTensors<T>* params, int t) {
+    backward_step_pointwise(const SequenceBackwardTensors<T>* params, int t, __nv_bfloat16* dG_half) {
   const SequenceBackwardTensors<T> p = *params;
   const int64_t n = int64_t(p.B) * p.S;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     const int b = int(e / p.S), s = int(e % p.S);
     backward_cell(p, t, b, s, load_saved(p, t, b, s));
+    if (dG_half == nullptr) continue;
+    // This thread's own writes of backward_cell.
+    const T* dg = p.dG + (int64_t(t) * p.B + b) * 3 * p.S;
+    for (int gate = 0; gate < 3; ++gate)
+      dG_half[int64_t(b) * 3 * p.S + gate * p.S + s] = RoundTo<__nv_bfloat16>::from(dg[gate * p.S + s]);
   }
 }
 
@@ -105,12 +122,13 @@ struct GraphKey {
 };
 
 // A captured graph and the buffers its nodes read and write: the call's
-// tensors (`params`), W_h, the gate sums or gradients of every step, and the
-// carried state (h slots and cell, or dh and dc).
+// tensors (`params`), W_h, the gate sums or gradients of every step, the
+// carried state (h slots and cell, or dh and dc), and for half products the
+// bfloat16 operand of each step's product (the h slots, or the step's dG).
 struct CachedGraph {
   GraphKey key;
   cudaGraphExec_t exec = nullptr;
-  std::unique_ptr<Scratch> params, weights, gates, state;
+  std::unique_ptr<Scratch> params, weights, gates, state, half;
   uint64_t last_use = 0;
 };
 
@@ -173,7 +191,7 @@ GraphKey key_of(Pass pass, int64_t steps, int64_t B, int64_t S, bool reserve, co
 }
 
 struct BufferBytes {
-  size_t params, weights, gates, state;
+  size_t params, weights, gates, state, half;
 };
 
 void allocate(CachedGraph& c, const BufferBytes& bytes) {
@@ -181,6 +199,16 @@ void allocate(CachedGraph& c, const BufferBytes& bytes) {
   c.weights = std::make_unique<Scratch>(bytes.weights);
   c.gates = std::make_unique<Scratch>(bytes.gates);
   c.state = std::make_unique<Scratch>(bytes.state);
+  c.half = std::make_unique<Scratch>(bytes.half);
+}
+
+// Whether the steps' products take bfloat16 operands (W_h and h, or dG),
+// with float32 sums: float32 at LLTM_MATMUL_PRECISION_MEDIUM, which allows
+// bfloat16 products as torch.set_float32_matmul_precision("medium") does.
+// W_h is then read at half the bytes at every step.
+template <typename T>
+bool half_products(const GemmEngine& engine) {
+  return std::is_same_v<T, float> && engine.float32_precision == LLTM_MATMUL_PRECISION_MEDIUM;
 }
 
 // The cached graph of `key`, or a new one: its buffers allocated, then
@@ -232,18 +260,28 @@ template <typename T>
 void forward_steps(const CachedGraph& c, const GemmEngine& e, int64_t steps, int64_t B, int64_t S) {
   const int64_t G = 3 * S, BS = B * S;
   const auto* params = c.params->as<SequenceForwardTensors<T>>();
-  const Matrix<const T> Wh_t = row_major<const T>(c.weights->as<T>(), G, S).transposed();
+  __nv_bfloat16* h_half = half_products<T>(e) ? c.half->as<__nv_bfloat16>() : nullptr;
   for (int t = 0; t < steps; ++t) {
-    const T* h_prev = c.state->as<T>() + ((t + 1) & 1) * BS;
-    gemm<T>(e, row_major(h_prev, B, S), Wh_t, row_major(c.gates->as<T>() + t * B * G, B, G), T(1));
+    const int64_t slot = ((t + 1) & 1) * BS;
+    const Matrix<T> gates = row_major(c.gates->as<T>() + t * B * G, B, G);
+    if constexpr (std::is_same_v<T, float>) {
+      if (h_half != nullptr) {
+        const Matrix<const __nv_bfloat16> Wh_t = row_major<const __nv_bfloat16>(c.weights->as<__nv_bfloat16>(), G, S);
+        gemm_widened(e, row_major<const __nv_bfloat16>(h_half + slot, B, S), Wh_t.transposed(), gates, 1.0f);
+      }
+    }
+    if (h_half == nullptr) {
+      const Matrix<const T> Wh_t = row_major<const T>(c.weights->as<T>(), G, S).transposed();
+      gemm<T>(e, row_major<const T>(c.state->as<T>() + slot, B, S), Wh_t, gates, T(1));
+    }
     launch("forward_step_pointwise", forward_step_pointwise<T>, dim3(grid_blocks(BS)), dim3(kBlockThreads), 0,
-           e.stream, params, t);
+           e.stream, params, t, h_half);
   }
 }
 
 // The call into c's buffers (its tensors, W_h, h0 and the input projection), on `stream`.
 template <typename T>
-void forward_prologue_of(const SequenceForwardTensors<T>& p, const CachedGraph& c, cudaStream_t stream,
+void forward_prologue_of(const SequenceForwardTensors<T>& p, const CachedGraph& c, cudaStream_t stream, bool half,
                          const std::function<void(T* gin)>& project) {
   const int64_t BS = int64_t(p.B) * p.S, G = 3 * int64_t(p.S);
   SequenceForwardTensors<T> q = p;
@@ -251,33 +289,54 @@ void forward_prologue_of(const SequenceForwardTensors<T>& p, const CachedGraph& 
   q.h_buffer = c.state->as<T>();
   q.cell = c.state->as<T>() + 2 * BS;
   project(c.gates->as<T>());
-  launch("forward_prologue", forward_prologue<T>, dim3(grid_blocks(G * p.S)), dim3(kBlockThreads), 0, stream, q,
-         c.params->as<SequenceForwardTensors<T>>(), c.weights->as<T>(), c.state->as<T>() + BS);
+  auto* params = c.params->as<SequenceForwardTensors<T>>();
+  const dim3 grid(grid_blocks(G * p.S));
+  if (half) {
+    launch("forward_prologue", forward_prologue<T, __nv_bfloat16>, grid, dim3(kBlockThreads), 0, stream, q, params,
+           c.weights->as<__nv_bfloat16>(), c.state->as<T>() + BS, c.half->as<__nv_bfloat16>() + BS);
+  } else {
+    launch("forward_prologue", forward_prologue<T, T>, grid, dim3(kBlockThreads), 0, stream, q, params,
+           c.weights->as<T>(), c.state->as<T>() + BS, static_cast<__nv_bfloat16*>(nullptr));
+  }
 }
 
 template <typename T>
 void backward_steps(const CachedGraph& c, const GemmEngine& e, int64_t steps, int64_t B, int64_t S) {
   const int64_t G = 3 * S, BS = B * S;
   const auto* params = c.params->as<SequenceBackwardTensors<T>>();
-  const Matrix<const T> Wh = row_major<const T>(c.weights->as<T>(), G, S);
+  __nv_bfloat16* dG_half = half_products<T>(e) ? c.half->as<__nv_bfloat16>() : nullptr;
   const Matrix<T> dh = row_major(c.state->as<T>(), B, S);
   for (int64_t t = steps - 1; t >= 0; --t) {
     launch("backward_step_pointwise", backward_step_pointwise<T>, dim3(grid_blocks(BS)), dim3(kBlockThreads), 0,
-           e.stream, params, int(t));
-    gemm<T>(e, row_major<const T>(c.gates->as<T>() + t * B * G, B, G), Wh, dh, T(0));
+           e.stream, params, int(t), dG_half);
+    if constexpr (std::is_same_v<T, float>) {
+      if (dG_half != nullptr) {
+        const Matrix<const __nv_bfloat16> Wh = row_major<const __nv_bfloat16>(c.weights->as<__nv_bfloat16>(), G, S);
+        gemm_widened(e, row_major<const __nv_bfloat16>(dG_half, B, G), Wh, dh, 0.0f);
+      }
+    }
+    if (dG_half == nullptr)
+      gemm<T>(e, row_major<const T>(c.gates->as<T>() + t * B * G, B, G), row_major<const T>(c.weights->as<T>(), G, S),
+              dh, T(0));
   }
   launch("store_d_h0", store_d_h0<T>, dim3(grid_blocks(BS)), dim3(kBlockThreads), 0, e.stream, params);
 }
 
 template <typename T>
-void backward_prologue_of(const SequenceBackwardTensors<T>& p, const CachedGraph& c, cudaStream_t stream) {
+void backward_prologue_of(const SequenceBackwardTensors<T>& p, const CachedGraph& c, cudaStream_t stream, bool half) {
   const int64_t BS = int64_t(p.B) * p.S, G = 3 * int64_t(p.S);
   SequenceBackwardTensors<T> q = p;
   q.dG = c.gates->as<T>();
   q.dh = c.state->as<T>();
   q.dc = c.state->as<T>() + BS;
-  launch("backward_prologue", backward_prologue<T>, dim3(grid_blocks(G * p.S)), dim3(kBlockThreads), 0, stream, q,
-         c.params->as<SequenceBackwardTensors<T>>(), c.weights->as<T>());
+  auto* params = c.params->as<SequenceBackwardTensors<T>>();
+  const dim3 grid(grid_blocks(G * p.S));
+  if (half)
+    launch("backward_prologue", backward_prologue<T, __nv_bfloat16>, grid, dim3(kBlockThreads), 0, stream, q, params,
+           c.weights->as<__nv_bfloat16>());
+  else
+    launch("backward_prologue", backward_prologue<T, T>, grid, dim3(kBlockThreads), 0, stream, q, params,
+           c.weights->as<T>());
 }
 
 }  // namespace
@@ -290,13 +349,15 @@ void graph_forward(const SequenceForwardTensors<T>& p, const GemmEngine& engine,
                    const std::function<void(T* gin)>& project) {
   const int64_t B = p.B, S = p.S, G = 3 * S, BS = B * S;
   const cudaStream_t stream = engine.stream;
-  // state: h slots 0 and 1, then the cell.
-  const BufferBytes bytes{sizeof(SequenceForwardTensors<T>), size_t(G * S) * sizeof(T),
-                          size_t(p.steps * B * G) * sizeof(T), size_t(3 * BS) * sizeof(T)};
+  const bool half = half_products<T>(engine);
+  // state: h slots 0 and 1, then the cell; half: the h slots in bfloat16.
+  const BufferBytes bytes{sizeof(SequenceForwardTensors<T>), size_t(G * S) * (half ? sizeof(__nv_bfloat16) : sizeof(T)),
+                          size_t(p.steps * B * G) * sizeof(T), size_t(3 * BS) * sizeof(T),
+                          half ? size_t(2 * BS) * sizeof(__nv_bfloat16) : 0};
   if (recording(stream)) {
     CachedGraph direct;
     allocate(direct, bytes);
-    forward_prologue_of(p, direct, stream, project);
+    forward_prologue_of(p, direct, stream, half, project);
     return forward_steps<T>(direct, engine, p.steps, B, S);
   }
   GraphState& g = graph_state(device);
@@ -304,7 +365,7 @@ void graph_forward(const SequenceForwardTensors<T>& p, const GemmEngine& engine,
   const GraphKey key = key_of<T>(Pass::kForward, p.steps, B, S, p.reserve != nullptr, engine);
   CachedGraph& c = cached_graph(g, key, bytes, stream,
                                 [&](CachedGraph& c) { forward_steps<T>(c, engine_for(g, engine), p.steps, B, S); });
-  forward_prologue_of(p, c, stream, project);
+  forward_prologue_of(p, c, stream, half, project);
   LLTM_CUDA_CHECK(cudaGraphLaunch(c.exec, stream));
 }
 
@@ -313,13 +374,15 @@ void graph_backward(const SequenceBackwardTensors<T>& p, const GemmEngine& engin
                     const std::function<void(const T* dG)>& finish) {
   const int64_t B = p.B, S = p.S, G = 3 * S, BS = B * S;
   const cudaStream_t stream = engine.stream;
-  // state: dh, then dc.
-  const BufferBytes bytes{sizeof(SequenceBackwardTensors<T>), size_t(G * S) * sizeof(T),
-                          size_t(p.steps * B * G) * sizeof(T), size_t(2 * BS) * sizeof(T)};
+  const bool half = half_products<T>(engine);
+  // state: dh, then dc; half: a step's dG in bfloat16.
+  const BufferBytes bytes{sizeof(SequenceBackwardTensors<T>), size_t(G * S) * (half ? sizeof(__nv_bfloat16) : sizeof(T)),
+                          size_t(p.steps * B * G) * sizeof(T), size_t(2 * BS) * sizeof(T),
+                          half ? size_t(B * G) * sizeof(__nv_bfloat16) : 0};
   if (recording(stream)) {
     CachedGraph direct;
     allocate(direct, bytes);
-    backward_prologue_of(p, direct, stream);
+    backward_prologue_of(p, direct, stream, half);
     backward_steps<T>(direct, engine, p.steps, B, S);
     return finish(direct.gates->as<T>());
   }
@@ -328,7 +391,7 @@ void graph_backward(const SequenceBackwardTensors<T>& p, const GemmEngine& engin
   const GraphKey key = key_of<T>(Pass::kBackward, p.steps, B, S, false, engine);
   CachedGraph& c = cached_graph(g, key, bytes, stream,
                                 [&](CachedGraph& c) { backward_steps<T>(c, engine_for(g, engine), p.steps, B, S); });
-  backward_prologue_of(p, c, stream);
+  backward_prologue_of(p, c, stream, half);
   LLTM_CUDA_CHECK(cudaGraphLaunch(c.exec, stream));
   finish(c.gates->as<T>());
 }

@@ -9,7 +9,9 @@
 // which the pointwise kernels read their caller's pointers from. What a
 // graph depends on, and so its cache key: the pass, T, B, S, the type,
 // whether the own product kernel runs, whether the forward keeps a reserve,
-// and the float32 matmul precision. `engine` is the call's: its stream runs
+// and the float32 matmul precision (under "medium" the steps' float32
+// products read bfloat16 copies of W_h and of h or the step's gate
+// gradients, kept with the graph). `engine` is the call's: its stream runs
 // the graph, and the graph's products are computed as its would be. The device's graphs are few (a bounded
 // cache, least recently used out first), and a pass holds the device's
 // graph lock from its first product to its last, as the buffers are shared
