@@ -9,8 +9,8 @@ import fc from "fast-check";
 
 import { type Describable, DescriptorBlock } from "../ts/native/descriptor.ts";
 import {
-  type DeviceLike, type DType, LLTMLayer, lltmSequenceBackward, lltmSequenceBackwardAccumulate, lltmSequenceForward,
-  relativeError, sequenceGradcheck, Tensor,
+  type DeviceLike, type DType, LLTMLayer, lltmSequence, lltmSequenceBackward, lltmSequenceBackwardAccumulate,
+  lltmSequenceForward, relativeError, sequenceGradcheck, Tensor,
 } from "../ts/index.ts";
 import { native } from "../ts/native/library.ts";
 import { assert, assertEquals, cudaSkipReason, test } from "./harness.ts";
@@ -175,6 +175,62 @@ for (const [device, skip] of devices) {
     }
     assert(/ran with \{ grad: false \}/.test(message), message);
     disposeAll(h0, c0);
+  }, { skip });
+}
+
+// A one-step sequence runs as the cell (the step's kernels) in LLTMLayer.sequence and in the autograd
+// lltmSequence: the same values as the sequence op, forward and backward, whichever gradients are given.
+for (const [device, skip] of devices) {
+  test(`a one-step sequence through LLTMLayer.sequence and lltmSequence matches the sequence op, on ${device}`, () => {
+    for (const dt of ["float32", "float64"] as const) {
+      const B = 3, F = 5, S = 7, tol = sequenceTolerance(dt, 1);
+      using inputs = makeSequence([1, B, F], "strided", 1, dt, device);
+      using weights = makeWeights(S, F, "transposed", 2, dt, device);
+      using bias = makeInput([3 * S], "contiguous", 3, dt, device);
+      using h0 = makeInput([B, S], "contiguous", 4, dt, device);
+      using c0 = makeInput([B, S], "narrowed", 5, dt, device);
+      using gradOutputs = makeSequence([1, B, S], "contiguous", 6, dt, device);
+      using gradLastH = makeInput([B, S], "contiguous", 7, dt, device);
+      using gradLastCell = makeInput([B, S], "contiguous", 8, dt, device);
+      using zeros = Tensor.zeros([B, S], { dtype: dt, device });
+      for (const [outs, last] of [[true, true], [true, false], [false, true]] as const) {
+        const at = `${dt} gradOutputs ${outs} gradState ${last}`;
+        using fw = lltmSequenceForward(inputs, weights, bias, h0, c0);
+        using bw = lltmSequenceBackward(outs ? gradOutputs : undefined, last ? gradLastH : undefined, last ? gradLastCell : undefined, fw.reserve!, inputs, weights, h0);
+        using m = new LLTMLayer(F, S, { dtype: dt, device });
+        m.weights.copyFrom(weights);
+        m.bias.copyFrom(bias);
+        using seq = m.sequence(inputs, [h0, c0]);
+        using g = seq.backward(outs ? gradOutputs : undefined, last ? [gradLastH, gradLastCell] : [zeros, zeros]);
+        assertEquals(seq.outputs.shape, [1, B, S], "outputs' shape");
+        assertEquals(g.dInputs.shape, [1, B, F], "dInputs' shape");
+        check(`${at} outputs`, seq.outputs, fw.outputs.toTypedArray(), tol);
+        check(`${at} h`, seq.h, fw.lastH.toTypedArray(), tol);
+        check(`${at} c`, seq.c, fw.lastCell.toTypedArray(), tol);
+        for (const [name, t, e] of [["dInputs", g.dInputs, bw.dInputs], ["dH0", g.dH0, bw.dH0], ["dC0", g.dC0, bw.dC0],
+          ["dWeights", m.weightsGrad, bw.dWeights], ["dBias", m.biasGrad, bw.dBias]] as const) {
+          check(`${at} ${name}`, t, e.toTypedArray(), tol);
+        }
+        fw.reserve!.dispose();
+      }
+      // The autograd function: gradients on the output reach the inputs, the parameters and the state.
+      using x = inputs.clone();
+      using w = weights.clone();
+      using h = h0.clone();
+      for (const t of [x, w, h]) t.requiresGrad = true;
+      using fw = lltmSequenceForward(inputs, weights, bias, h0, c0);
+      using bw = lltmSequenceBackward(gradOutputs, undefined, undefined, fw.reserve!, inputs, weights, h0);
+      const out = lltmSequence(x, w, bias, h, c0);
+      check(`${dt} autograd output`, out.output, fw.outputs.toTypedArray(), tol);
+      check(`${dt} autograd h`, out.h, fw.lastH.toTypedArray(), tol);
+      check(`${dt} autograd c`, out.c, fw.lastCell.toTypedArray(), tol);
+      out.output.backward(gradOutputs);
+      check(`${dt} autograd dInputs`, x.grad!, bw.dInputs.toTypedArray(), tol);
+      check(`${dt} autograd dWeights`, w.grad!, bw.dWeights.toTypedArray(), tol);
+      check(`${dt} autograd dH0`, h.grad!, bw.dH0.toTypedArray(), tol);
+      fw.reserve!.dispose();
+      for (const t of [out.output, out.h, out.c]) t.dispose();
+    }
   }, { skip });
 }
 

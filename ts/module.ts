@@ -11,6 +11,7 @@ import { requireDevice } from "./cuda.ts";
 import { Device, type DeviceLike } from "./device.ts";
 import { checkDType, type DType, itemSize, valueArray } from "./dtype.ts";
 import { LLTMError } from "./errors.ts";
+import { lltmForward } from "./ops/lltm.ts";
 import { lltmSequenceBackwardAccumulate, lltmSequenceForward } from "./ops/sequence.ts";
 import { Random } from "./random.ts";
 import { sameShape, Tensor } from "./tensor/index.ts";
@@ -185,6 +186,7 @@ export class LLTMLayer implements Disposable {
     if (options.perStep) return this.sequenceByStep(inputs, state);
     const [h0, c0] = state;
     const grad = options.grad ?? true;
+    if (inputs.shape[0] === 1) return this.oneStep(inputs, state, grad);
     const fw = lltmSequenceForward(inputs, this.weights, this.bias, h0, c0, { training: grad });
     // References (not copies) of what backward reads besides the reserve, as the step's autograd keeps them.
     let saved = grad
@@ -215,6 +217,66 @@ export class LLTMLayer implements Disposable {
       for (const t of [fw.outputs, fw.lastH, fw.lastCell]) t.dispose();
     };
     return { outputs: fw.outputs, h: fw.lastH, c: fw.lastCell, backward, dispose, [Symbol.dispose]: dispose };
+  }
+
+  /**
+   * A one-step sequence() as the cell: the step's kernels, one native call each way (on CUDA one launch,
+   * where the sequence engine runs a product, its recurrence, and in the backward its products); its
+   * outputs are h viewed as [1, B, S]. With { grad: false } only h and c are kept.
+   */
+  private oneStep(inputs: Tensor, [h0, c0]: State, grad: boolean): LLTMSequence {
+    const [, B, F] = inputs.shape as [number, number, number];
+    const S = this.stateSize;
+    using x = inputs.reshape([B, F]);
+    let fn: LLTMFunction | undefined;
+    let h: Tensor, c: Tensor;
+    if (grad) {
+      fn = LLTMFunction.forward(x, this.weights, this.bias, h0, c0);
+      h = fn.newH;
+      c = fn.newCell;
+    } else {
+      const f = lltmForward(x, this.weights, this.bias, h0, c0);
+      for (const t of [f.inputGate, f.outputGate, f.candidateCell, f.X, f.gateWeights]) t.dispose();
+      h = f.newH;
+      c = f.newCell;
+    }
+    const outputs = h.reshape([1, B, S]);
+    const o = { dtype: this.dtype, device: this.device };
+    // h_1's gradient: the outputs' and the final state's, whichever are given (zeros for neither).
+    const gradientOfH = (gradOutputs?: Tensor, gradH?: Tensor): Tensor => {
+      using fromOutputs = gradOutputs?.reshape([B, S]);
+      if (fromOutputs && gradH) {
+        const sum = fromOutputs.clone();
+        sum.add_(gradH);
+        return sum;
+      }
+      return (fromOutputs ?? gradH)?.retain() ?? Tensor.zeros([B, S], o);
+    };
+    const backward = (gradOutputs?: Tensor, gradState?: State) => {
+      if (fn === undefined) {
+        throw new LLTMError(
+          "INVALID_ARGUMENT",
+          "LLTMLayer.sequence backward: " + (grad ? "backward has already run or the sequence was disposed" : "the sequence ran with { grad: false }"),
+        );
+      }
+      if (gradOutputs && !sameShape(gradOutputs.shape, [1, B, S])) {
+        throw new LLTMError("SHAPE_MISMATCH", `LLTMLayer.sequence backward: 'gradOutputs' must have shape [1, ${B}, ${S}], got [${gradOutputs.shape.join(", ")}]`);
+      }
+      using gradH = gradientOfH(gradOutputs, gradState?.[0]);
+      using gradCell = gradState ? gradState[1].retain() : Tensor.zeros([B, S], o);
+      const g = fn.backward(gradH, gradCell, this.gradients());
+      fn = undefined;
+      const dInputs = g.dInput.reshape([1, B, F]);
+      g.dInput.dispose();
+      const dispose = () => [dInputs, g.dOldH, g.dOldCell].forEach((t) => t.dispose());
+      return { dInputs, dH0: g.dOldH, dC0: g.dOldCell, dispose, [Symbol.dispose]: dispose };
+    };
+    const dispose = () => {
+      fn?.dispose();
+      fn = undefined;
+      for (const t of [outputs, h, c]) t.dispose();
+    };
+    return { outputs, h, c, backward, dispose, [Symbol.dispose]: dispose };
   }
 
   /** sequence() one native call per step, with backpropagation through time one step at a time. */

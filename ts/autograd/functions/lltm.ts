@@ -117,15 +117,45 @@ export interface SequenceOutputs {
 /**
  * T LLTM steps in one native call: inputs [T, B, F] (any strides), weights [3S, S+F], bias [3S], h0 and c0
  * [B, S], and optionally each sample's length (int32 [B], 1 to T: zero outputs past it, the last state at it).
- * Keeps the reserve for backward only when it records itself.
+ * Keeps the reserve for backward only when it records itself. A single step without lengths (a sampling
+ * loop's call) runs as the cell does, one native call each way; see oneStepSequence.
  */
 export function lltmSequence(
   inputs: Tensor, weights: Tensor, bias: Tensor, h0: Tensor, c0: Tensor, lengths?: Tensor,
 ): SequenceOutputs {
+  if (lengths === undefined && isOneStep(inputs, weights, bias, h0, c0)) return oneStepSequence(inputs, weights, bias, h0, c0);
   const args = [inputs, weights, bias, h0, c0];
   const training = needsRecording(args);
   const f = withGradMode(false, () => lltmSequenceForward(inputs, weights, bias, h0, c0, { training, lengths }));
   const out = { output: f.outputs, h: f.lastH, c: f.lastCell };
   if (training) record(new SequenceNode(f.reserve!, inputs, weights, h0, lengths), args, [out.output, out.h, out.c]);
   return out;
+}
+
+/**
+ * Whether the call is one valid step: live tensors of one dtype and device with the sequence's shapes and T = 1.
+ * Anything else goes to the sequence op, whose refusals name its arguments.
+ */
+function isOneStep(inputs: Tensor, weights: Tensor, bias: Tensor, h0: Tensor, c0: Tensor): boolean {
+  const all = [inputs, weights, bias, h0, c0];
+  if (all.some((t) => !(t instanceof Tensor) || t.disposed || t.dtype !== inputs.dtype || !t.device.equals(inputs.device))) return false;
+  if (inputs.ndim !== 3 || inputs.shape[0] !== 1 || h0.ndim !== 2 || c0.ndim !== 2 || weights.ndim !== 2 || bias.ndim !== 1) {
+    return false;
+  }
+  const [, B, F] = inputs.shape as [number, number, number];
+  const S = h0.shape[1]!;
+  return h0.shape[0] === B && c0.shape[0] === B && c0.shape[1] === S && weights.shape[0] === 3 * S &&
+    weights.shape[1] === S + F && bias.shape[0] === 3 * S;
+}
+
+/**
+ * A one-step sequence as the cell: the step's kernels (on CUDA one launch each way, where the sequence engine
+ * runs a product, its recurrence, and in the backward its products), with the same results up to rounding.
+ * The output is h viewed as [1, B, S], both on the tape, so gradients on either reach the step.
+ */
+function oneStepSequence(inputs: Tensor, weights: Tensor, bias: Tensor, h0: Tensor, c0: Tensor): SequenceOutputs {
+  const [, B, F] = inputs.shape as [number, number, number];
+  using x = inputs.reshape([B, F]);
+  const step = lltmCell(x, weights, bias, h0, c0);
+  return { output: step.h.reshape([1, B, step.h.shape[1]!]), h: step.h, c: step.c };
 }
