@@ -111,15 +111,21 @@ test("CUDA: float32 linear takes TF32 (or bfloat16) products where allowed, exac
   assert(again <= tolerance.float32, `highest again: ${again}`);
 }, { skip });
 
+// A float32 sequence on CUDA at S = 640: past what the persistent kernels keep on chip, so the graph path runs.
+const T = 4, B = 8, F = 16, S = 640;
+function graphSequence(): { inputs: Tensor; weights: Tensor; bias: Tensor; h0: Tensor; c0: Tensor } & Disposable {
+  const inputs = makeSequence([T, B, F], "contiguous", 5, "float32", "cuda");
+  const weights = makeWeights(S, F, "contiguous", 6, "float32", "cuda");
+  const bias = makeInput([3 * S], "contiguous", 7, "float32", "cuda");
+  const h0 = makeInput([B, S], "contiguous", 8, "float32", "cuda");
+  const c0 = makeInput([B, S], "contiguous", 9, "float32", "cuda");
+  return { inputs, weights, bias, h0, c0, [Symbol.dispose]: () => [inputs, weights, bias, h0, c0].forEach((t) => t.dispose()) };
+}
+
 test("CUDA: the sequence engine's products follow the precision, its cached graphs with it", () => {
   const cublas = cublasProducts();
-  // S = 640: past what the persistent kernels keep on chip, so the graph path runs.
-  const T = 4, B = 8, F = 16, S = 640;
-  using inputs = makeSequence([T, B, F], "contiguous", 5, "float32", "cuda");
-  using weights = makeWeights(S, F, "contiguous", 6, "float32", "cuda");
-  using bias = makeInput([3 * S], "contiguous", 7, "float32", "cuda");
-  using h0 = makeInput([B, S], "contiguous", 8, "float32", "cuda");
-  using c0 = makeInput([B, S], "contiguous", 9, "float32", "cuda");
+  using sequence = graphSequence();
+  const { inputs, weights, bias, h0, c0 } = sequence;
   const expected = referenceSequence(inputs, weights, bias, h0, c0).outputs;
   const error = () => {
     using fw = lltmSequenceForward(inputs, weights, bias, h0, c0);
@@ -140,12 +146,8 @@ test("CUDA: the sequence engine's products follow the precision, its cached grap
 }, { skip });
 
 test("CUDA: the sequence backward's graph steps take bfloat16 products under medium, within bfloat16's rounding", () => {
-  const T = 4, B = 8, F = 16, S = 640;
-  using inputs = makeSequence([T, B, F], "contiguous", 5, "float32", "cuda");
-  using weights = makeWeights(S, F, "contiguous", 6, "float32", "cuda");
-  using bias = makeInput([3 * S], "contiguous", 7, "float32", "cuda");
-  using h0 = makeInput([B, S], "contiguous", 8, "float32", "cuda");
-  using c0 = makeInput([B, S], "contiguous", 9, "float32", "cuda");
+  using sequence = graphSequence();
+  const { inputs, weights, bias, h0, c0 } = sequence;
   using gradOutputs = makeSequence([T, B, S], "contiguous", 10, "float32", "cuda");
   const gradients = () => {
     using fw = lltmSequenceForward(inputs, weights, bias, h0, c0);
