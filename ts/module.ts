@@ -5,6 +5,7 @@
  * backpropagation through time (sequence). Everything stays on the module's
  * device between steps.
  */
+import { isOneStep } from "./autograd/functions/lltm.ts";
 import { LLTMFunction } from "./autograd/lltm_function.ts";
 import { loadCheckpoint, saveCheckpoint } from "./checkpoint.ts";
 import { requireDevice } from "./cuda.ts";
@@ -186,7 +187,7 @@ export class LLTMLayer implements Disposable {
     if (options.perStep) return this.sequenceByStep(inputs, state);
     const [h0, c0] = state;
     const grad = options.grad ?? true;
-    if (inputs.shape[0] === 1) return this.oneStep(inputs, state, grad);
+    if (isOneStep(inputs, this.weights, this.bias, h0, c0)) return this.oneStep(inputs, state, grad);
     const fw = lltmSequenceForward(inputs, this.weights, this.bias, h0, c0, { training: grad });
     // References (not copies) of what backward reads besides the reserve, as the step's autograd keeps them.
     let saved = grad

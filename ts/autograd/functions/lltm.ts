@@ -136,7 +136,7 @@ export function lltmSequence(
  * Whether the call is one valid step: live tensors of one dtype and device with the sequence's shapes and T = 1.
  * Anything else goes to the sequence op, whose refusals name its arguments.
  */
-function isOneStep(inputs: Tensor, weights: Tensor, bias: Tensor, h0: Tensor, c0: Tensor): boolean {
+export function isOneStep(inputs: Tensor, weights: Tensor, bias: Tensor, h0: Tensor, c0: Tensor): boolean {
   const all = [inputs, weights, bias, h0, c0];
   if (all.some((t) => !(t instanceof Tensor) || t.disposed || t.dtype !== inputs.dtype || !t.device.equals(inputs.device))) return false;
   if (inputs.ndim !== 3 || inputs.shape[0] !== 1 || h0.ndim !== 2 || c0.ndim !== 2 || weights.ndim !== 2 || bias.ndim !== 1) {
