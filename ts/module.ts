@@ -65,6 +65,14 @@ export interface LLTMSequence extends Disposable {
   dispose(): void;
 }
 
+/** Why a sequence's backward cannot run: it ran with { grad: false }, or its backward has run or it was disposed. */
+function backwardRefused(grad: boolean): LLTMError {
+  return new LLTMError(
+    "INVALID_ARGUMENT",
+    "LLTMLayer.sequence backward: " + (grad ? "backward has already run or the sequence was disposed" : "the sequence ran with { grad: false }"),
+  );
+}
+
 export class LLTMLayer implements Disposable {
   /** The parameters and their gradients, replaced together by to(). */
   private tensors: { weights: Tensor; bias: Tensor; weightsGrad: Tensor; biasGrad: Tensor };
@@ -200,10 +208,7 @@ export class LLTMLayer implements Disposable {
     };
     const backward = (gradOutputs?: Tensor, gradState?: State) => {
       if (!saved) {
-        throw new LLTMError(
-          "INVALID_ARGUMENT",
-          "LLTMLayer.sequence backward: " + (grad ? "backward has already run or the sequence was disposed" : "the sequence ran with { grad: false }"),
-        );
+        throw backwardRefused(grad);
       }
       const into = this.gradients();
       const g = lltmSequenceBackwardAccumulate(
@@ -255,10 +260,7 @@ export class LLTMLayer implements Disposable {
     };
     const backward = (gradOutputs?: Tensor, gradState?: State) => {
       if (fn === undefined) {
-        throw new LLTMError(
-          "INVALID_ARGUMENT",
-          "LLTMLayer.sequence backward: " + (grad ? "backward has already run or the sequence was disposed" : "the sequence ran with { grad: false }"),
-        );
+        throw backwardRefused(grad);
       }
       if (gradOutputs && !sameShape(gradOutputs.shape, [1, B, S])) {
         throw new LLTMError("SHAPE_MISMATCH", `LLTMLayer.sequence backward: 'gradOutputs' must have shape [1, ${B}, ${S}], got [${gradOutputs.shape.join(", ")}]`);
