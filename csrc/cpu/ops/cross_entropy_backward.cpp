@@ -31,6 +31,8 @@ void cross_entropy_backward(const OpCall& call) {
   const T* xd = static_cast<const T*>(x.data);
   T* dd = static_cast<T*>(dx.data);
   const T g_all = reduction == 0 ? T(0) : *static_cast<const T*>(g_total->data);
+  // Every counted row's gradient under "mean" and "sum"; per row under "none".
+  const T g_row = reduction == 1 ? T(double(g_all) / double(count)) : g_all;
   // An exponential costs about as much as 16 multiply-adds.
   parallel(parts_for(double(N) * double(V) * 16), [&](int part, int parts) {
     int64_t n0, n1;
@@ -42,9 +44,7 @@ void cross_entropy_backward(const OpCall& call) {
         for (int64_t v = 0; v < V; ++v) out[v * dx.strides[1]] = T(0);
         continue;
       }
-      const T g = reduction == 0 ? static_cast<const T*>(g_losses->data)[n * g_losses->strides[0]]
-                  : reduction == 1 ? T(double(g_all) / double(count))
-                                   : g_all;
+      const T g = reduction == 0 ? static_cast<const T*>(g_losses->data)[n * g_losses->strides[0]] : g_row;
       const RowExps<T> e = row_exps(xd + n * x.strides[0], x.strides[1], V, out, dx.strides[1]);
       for (int64_t v = 0; v < V; ++v) out[v * dx.strides[1]] = (out[v * dx.strides[1]] / e.sum - T(v == target)) * g;
     }
