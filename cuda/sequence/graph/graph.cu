@@ -264,15 +264,14 @@ void forward_steps(const CachedGraph& c, const GemmEngine& e, int64_t steps, int
   for (int t = 0; t < steps; ++t) {
     const int64_t slot = ((t + 1) & 1) * BS;
     const Matrix<T> gates = row_major(c.gates->as<T>() + t * B * G, B, G);
-    if constexpr (std::is_same_v<T, float>) {
-      if (h_half != nullptr) {
-        const Matrix<const __nv_bfloat16> Wh_t = row_major<const __nv_bfloat16>(c.weights->as<__nv_bfloat16>(), G, S);
-        gemm_widened(e, row_major<const __nv_bfloat16>(h_half + slot, B, S), Wh_t.transposed(), gates, 1.0f);
+    if (h_half != nullptr) {
+      if constexpr (std::is_same_v<T, float>) {
+        const Matrix<const __nv_bfloat16> Wh = row_major<const __nv_bfloat16>(c.weights->as<__nv_bfloat16>(), G, S);
+        gemm_widened(e, row_major<const __nv_bfloat16>(h_half + slot, B, S), Wh.transposed(), gates, 1.0f);
       }
-    }
-    if (h_half == nullptr) {
-      const Matrix<const T> Wh_t = row_major<const T>(c.weights->as<T>(), G, S).transposed();
-      gemm<T>(e, row_major<const T>(c.state->as<T>() + slot, B, S), Wh_t, gates, T(1));
+    } else {
+      const Matrix<const T> Wh = row_major<const T>(c.weights->as<T>(), G, S);
+      gemm<T>(e, row_major<const T>(c.state->as<T>() + slot, B, S), Wh.transposed(), gates, T(1));
     }
     launch("forward_step_pointwise", forward_step_pointwise<T>, dim3(grid_blocks(BS)), dim3(kBlockThreads), 0,
            e.stream, params, t, h_half);
@@ -309,15 +308,15 @@ void backward_steps(const CachedGraph& c, const GemmEngine& e, int64_t steps, in
   for (int64_t t = steps - 1; t >= 0; --t) {
     launch("backward_step_pointwise", backward_step_pointwise<T>, dim3(grid_blocks(BS)), dim3(kBlockThreads), 0,
            e.stream, params, int(t), dG_half);
-    if constexpr (std::is_same_v<T, float>) {
-      if (dG_half != nullptr) {
+    if (dG_half != nullptr) {
+      if constexpr (std::is_same_v<T, float>) {
         const Matrix<const __nv_bfloat16> Wh = row_major<const __nv_bfloat16>(c.weights->as<__nv_bfloat16>(), G, S);
         gemm_widened(e, row_major<const __nv_bfloat16>(dG_half, B, G), Wh, dh, 0.0f);
       }
+    } else {
+      const Matrix<const T> Wh = row_major<const T>(c.weights->as<T>(), G, S);
+      gemm<T>(e, row_major<const T>(c.gates->as<T>() + t * B * G, B, G), Wh, dh, T(0));
     }
-    if (dG_half == nullptr)
-      gemm<T>(e, row_major<const T>(c.gates->as<T>() + t * B * G, B, G), row_major<const T>(c.weights->as<T>(), G, S),
-              dh, T(0));
   }
   launch("store_d_h0", store_d_h0<T>, dim3(grid_blocks(BS)), dim3(kBlockThreads), 0, e.stream, params);
 }
