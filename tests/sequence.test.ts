@@ -13,7 +13,7 @@ import {
   lltmSequenceForward, relativeError, sequenceGradcheck, Tensor,
 } from "../ts/index.ts";
 import { native } from "../ts/native/library.ts";
-import { assert, assertEquals, cudaSkipReason, test } from "./harness.ts";
+import { assert, assertEquals, assertThrowsLLTM, cudaSkipReason, test } from "./harness.ts";
 import { disposeAll, dtype, layout, makeInput } from "./helpers.ts";
 import {
   assertProperty, type Magnitude, magnitudeTolerance, makeSequence, makeWeights, mismatch, sequenceCase, sequenceLayout,
@@ -212,6 +212,13 @@ for (const [device, skip] of devices) {
           check(`${at} ${name}`, t, e.toTypedArray(), tol);
         }
         fw.reserve!.dispose();
+      }
+      {
+        using m = new LLTMLayer(F, S, { dtype: dt, device });
+        using seq = m.sequence(inputs, [h0, c0]);
+        using wide = Tensor.zeros([B, S + 1], { dtype: dt, device });
+        assertThrowsLLTM(() => seq.backward(gradOutputs, [wide, zeros]), "SHAPE_MISMATCH",
+          /^LLTMLayer\.sequence backward: 'gradState' must hold two \[3, 7\] tensors, got \[3, 8\]/);
       }
       // The autograd function: gradients on the output reach the inputs, the parameters and the state.
       using x = inputs.clone();

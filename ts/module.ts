@@ -12,6 +12,7 @@ import { requireDevice } from "./cuda.ts";
 import { Device, type DeviceLike } from "./device.ts";
 import { checkDType, type DType, itemSize, valueArray } from "./dtype.ts";
 import { LLTMError } from "./errors.ts";
+import { add } from "./ops/add.ts";
 import { lltmForward } from "./ops/lltm.ts";
 import { lltmSequenceBackwardAccumulate, lltmSequenceForward } from "./ops/sequence.ts";
 import { Random } from "./random.ts";
@@ -251,11 +252,7 @@ export class LLTMLayer implements Disposable {
     // h_1's gradient: the outputs' and the final state's, whichever are given (zeros for neither).
     const gradientOfH = (gradOutputs?: Tensor, gradH?: Tensor): Tensor => {
       using fromOutputs = gradOutputs?.reshape([B, S]);
-      if (fromOutputs && gradH) {
-        const sum = fromOutputs.clone();
-        sum.add_(gradH);
-        return sum;
-      }
+      if (fromOutputs && gradH) return add(fromOutputs, gradH);
       return (fromOutputs ?? gradH)?.retain() ?? Tensor.zeros([B, S], o);
     };
     const backward = (gradOutputs?: Tensor, gradState?: State) => {
@@ -264,6 +261,10 @@ export class LLTMLayer implements Disposable {
       }
       if (gradOutputs && !sameShape(gradOutputs.shape, [1, B, S])) {
         throw new LLTMError("SHAPE_MISMATCH", `LLTMLayer.sequence backward: 'gradOutputs' must have shape [1, ${B}, ${S}], got [${gradOutputs.shape.join(", ")}]`);
+      }
+      const badState = gradState?.find((g) => !sameShape(g.shape, [B, S]));
+      if (badState) {
+        throw new LLTMError("SHAPE_MISMATCH", `LLTMLayer.sequence backward: 'gradState' must hold two [${B}, ${S}] tensors, got [${badState.shape.join(", ")}]`);
       }
       using gradH = gradientOfH(gradOutputs, gradState?.[0]);
       using gradCell = gradState ? gradState[1].retain() : Tensor.zeros([B, S], o);

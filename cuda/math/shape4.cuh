@@ -6,16 +6,22 @@
 #include <cstdint>
 
 #include "lltm.h"
+#include "lltm_args.h"
 
 namespace lltm::cuda {
 
 struct Shape4 {
   int64_t size[4];
   int64_t stride[4];
+  // Row-major contiguous: element i is at offset i, with no index arithmetic.
+  bool dense;
+  // Fewer than 2^32 elements: the index arithmetic in 32 bits (a 64-bit
+  // division is many times the instructions of a 32-bit one on the GPU).
+  bool narrow;
 };
 
 inline Shape4 shape4(const lltm_tensor& t) {
-  Shape4 s{{1, 1, 1, 1}, {0, 0, 0, 0}};
+  Shape4 s{{1, 1, 1, 1}, {0, 0, 0, 0}, is_contiguous(t), numel(t) <= int64_t(UINT32_MAX)};
   const int64_t pad = LLTM_MAX_DIMS - t.ndim;
   for (int64_t d = 0; d < t.ndim; ++d) {
     s.size[pad + d] = t.sizes[d];
@@ -24,9 +30,20 @@ inline Shape4 shape4(const lltm_tensor& t) {
   return s;
 }
 
-// The offset in `t` of element i of a tensor with `sizes` (t has those sizes, its own strides).
+// The offset in `t` of element i of a tensor with `sizes`: t has those
+// sizes (its own strides), so where t is dense the offset is i itself.
 __device__ __forceinline__ int64_t offset_of(int64_t i, const Shape4& sizes, const Shape4& t) {
+  if (t.dense) return i;
   int64_t off = 0;
+  if (sizes.narrow) {
+    uint32_t j = uint32_t(i);
+    for (int d = 3; d >= 0; --d) {
+      const uint32_t n = uint32_t(sizes.size[d]);
+      off += int64_t(j % n) * t.stride[d];
+      j /= n;
+    }
+    return off;
+  }
   for (int d = 3; d >= 0; --d) {
     const int64_t idx = i % sizes.size[d];
     i /= sizes.size[d];
