@@ -52,4 +52,19 @@ __device__ __forceinline__ int64_t offset_of(int64_t i, const Shape4& sizes, con
   return off;
 }
 
+// Row and column of element e of a row-major matrix of `n` elements and
+// `cols` columns, in 32-bit arithmetic where n allows it (as offset_of).
+struct RowCol {
+  int64_t row;
+  int col;
+};
+
+__device__ __forceinline__ RowCol row_col(int64_t e, int64_t n, int cols) {
+  if (n <= int64_t(UINT32_MAX)) {
+    const uint32_t row = uint32_t(e) / uint32_t(cols);
+    return {int64_t(row), int(uint32_t(e) - row * uint32_t(cols))};
+  }
+  return {e / cols, int(e % cols)};
+}
+
 }  // namespace lltm::cuda

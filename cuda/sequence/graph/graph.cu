@@ -6,6 +6,7 @@
 
 #include "math/dtype.cuh"
 #include "math/gemm.h"
+#include "math/shape4.cuh"
 #include "runtime/capture.h"
 #include "runtime/launch.h"
 #include "sequence/graph/graph.h"
@@ -19,8 +20,10 @@ namespace {
 template <typename T, typename W>
 __device__ __forceinline__ void copy_recurrent_weights(const Accessor<const T, 2>& weights, int S, W* out) {
   const int64_t n = int64_t(3) * S * S;
-  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x)
-    out[e] = RoundTo<W>::from(weights[e / S][e % S]);
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
+    const RowCol at = row_col(e, n, S);
+    out[e] = RoundTo<W>::from(weights[at.row][at.col]);
+  }
 }
 
 // Before each replay of a forward graph: the call's tensors into the graph's
@@ -34,7 +37,8 @@ __global__ void __launch_bounds__(kBlockThreads)
   copy_recurrent_weights(p.weights, p.S, wh);
   const int64_t n = int64_t(p.B) * p.S;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
-    const T h = p.h0[e / p.S][e % p.S];
+    const RowCol at = row_col(e, n, p.S);
+    const T h = p.h0[at.row][at.col];
     h_first[e] = h;
     if (h_first_half != nullptr) h_first_half[e] = RoundTo<__nv_bfloat16>::from(h);
   }
@@ -49,7 +53,8 @@ __global__ void __launch_bounds__(kBlockThreads)
   const SequenceForwardTensors<T> p = *params;
   const int64_t n = int64_t(p.B) * p.S;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
-    const int b = int(e / p.S), s = int(e % p.S);
+    const RowCol at = row_col(e, n, p.S);
+    const int b = int(at.row), s = at.col;
     const T* g = p.gin + (int64_t(t) * p.B + b) * 3 * p.S;
     const T g0 = g[s] + p.bias[s], g1 = g[p.S + s] + p.bias[p.S + s], g2 = g[2 * p.S + s] + p.bias[2 * p.S + s];
     const T i = sigmoid(g0), o = sigmoid(g1), z = elu(g2);
@@ -86,7 +91,8 @@ __global__ void __launch_bounds__(kBlockThreads)
   const SequenceBackwardTensors<T> p = *params;
   const int64_t n = int64_t(p.B) * p.S;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
-    const int b = int(e / p.S), s = int(e % p.S);
+    const RowCol at = row_col(e, n, p.S);
+    const int b = int(at.row), s = at.col;
     backward_cell(p, t, b, s, load_saved(p, t, b, s));
     if (dG_half == nullptr) continue;
     // This thread's own writes of backward_cell.
@@ -101,8 +107,10 @@ template <typename T>
 __global__ void __launch_bounds__(kBlockThreads) store_d_h0(const SequenceBackwardTensors<T>* params) {
   const SequenceBackwardTensors<T> p = *params;
   const int64_t n = int64_t(p.B) * p.S;
-  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x)
-    p.d_h0[e / p.S][e % p.S] = p.dh[e];
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
+    const RowCol at = row_col(e, n, p.S);
+    p.d_h0[at.row][at.col] = p.dh[e];
+  }
 }
 
 enum class Pass { kForward, kBackward };
