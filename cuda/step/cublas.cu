@@ -7,6 +7,7 @@
 #include "math/dtype.cuh"
 #include "math/float32_blas.h"
 #include "math/gemm.h"
+#include "math/shape4.cuh"
 #include "math/strided.h"
 #include "ops/dtypes.h"
 #include "runtime/device.h"
@@ -39,7 +40,8 @@ __global__ void cat_kernel(ForwardTensors<T> t, T* Xc, bool also_output) {
   const int K = t.S + t.F;
   const int64_t n = int64_t(t.B) * K;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
-    const int b = int(e / K), k = int(e % K);
+    const RowCol at = row_col(e, n, K);
+    const int b = int(at.row), k = at.col;
     const T v = k < t.S ? t.old_h[b][k] : t.input[b][k - t.S];
     Xc[e] = v;
     if (also_output) t.X[b][k] = v;
@@ -52,7 +54,8 @@ __global__ void forward_pointwise(ForwardTensors<T> t, const T* Gc) {
   const int64_t n = int64_t(t.B) * t.S;
   const int G = 3 * t.S;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
-    const int b = int(e / t.S), s = int(e % t.S);
+    const RowCol at = row_col(e, n, t.S);
+    const int b = int(at.row), s = at.col;
     const T* g = Gc + int64_t(b) * G;
     write_cell(t, b, s, g[s] + t.bias[s], g[t.S + s] + t.bias[t.S + s], g[2 * t.S + s] + t.bias[2 * t.S + s]);
   }
