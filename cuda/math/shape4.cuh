@@ -1,6 +1,8 @@
 // A strided tensor's sizes and strides by value, padded to four dimensions,
 // and the offset of its i-th element in row-major order: what the
-// element-wise kernels pass to the device.
+// element-wise kernels pass to the device. Also a matrix element's row and
+// column: the per-element index arithmetic of the kernels, kept in 32 bits
+// where the sizes allow.
 #pragma once
 
 #include <cstdint>
