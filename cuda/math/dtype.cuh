@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "dispatch.h"
 #include "lltm.h"
@@ -71,6 +72,10 @@ __host__ __device__ __forceinline__ double widen(double v) { return v; }
 // The type a value of T is accumulated in: float for the half types.
 template <typename T>
 using Accumulate = decltype(widen(T()));
+
+// Whether T is one of the half types (stored narrower than it is computed).
+template <typename T>
+constexpr bool kIsHalf = !std::is_same_v<Accumulate<T>, T>;
 
 // A float or double rounded to T, to nearest even (exact where T holds it);
 // from double straight to the half types, never through float, which would

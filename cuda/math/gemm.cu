@@ -140,13 +140,24 @@ cublasStatus_t blas_gemm(cublasHandle_t h, int32_t, cublasOperation_t ta, cublas
   return half_gemm(h, CUDA_R_16F, ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc);
 }
 
-// bfloat16 operands, a float32 C.
+// Half-type operands, a float32 C.
+template <typename T>
+cublasStatus_t widened_gemm(cublasHandle_t h, cudaDataType type, cublasOperation_t ta, cublasOperation_t tb, int m,
+                            int n, int k, const T* A, int lda, const T* B, int ldb, float beta, float* C, int ldc) {
+  const float one = 1;
+  return cublasGemmEx(h, ta, tb, m, n, k, &one, A, type, lda, B, type, ldb, &beta, C, CUDA_R_32F, ldc,
+                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+}
+
 cublasStatus_t blas_gemm(cublasHandle_t h, int32_t, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
                          const __nv_bfloat16* A, int lda, const __nv_bfloat16* B, int ldb, float beta, float* C,
                          int ldc) {
-  const float one = 1;
-  return cublasGemmEx(h, ta, tb, m, n, k, &one, A, CUDA_R_16BF, lda, B, CUDA_R_16BF, ldb, &beta, C, CUDA_R_32F, ldc,
-                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  return widened_gemm(h, CUDA_R_16BF, ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc);
+}
+
+cublasStatus_t blas_gemm(cublasHandle_t h, int32_t, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                         const __half* A, int lda, const __half* B, int ldb, float beta, float* C, int ldc) {
+  return widened_gemm(h, CUDA_R_16F, ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc);
 }
 
 // C = A B + beta C through cuBLAS; false (nothing launched) when a layout does not fit it.
@@ -267,13 +278,27 @@ void gemm(const GemmEngine& engine, Matrix<const T> A, Matrix<const T> B, Matrix
   own_gemm(engine.stream, A, B, C, beta);
 }
 
-void gemm_widened(const GemmEngine& engine, Matrix<const __nv_bfloat16> A, Matrix<const __nv_bfloat16> B,
-                  Matrix<float> C, float beta) {
+namespace {
+
+template <typename T>
+void widened(const GemmEngine& engine, Matrix<const T> A, Matrix<const T> B, Matrix<float> C, float beta) {
   if (C.rows == 0 || C.cols == 0) return;
 #if LLTM_HAVE_CUBLAS
   if (engine.blas != nullptr && try_blas(engine.blas, engine.float32_precision, A, B, C, beta)) return;
 #endif
   own_gemm(engine.stream, A, B, C, beta);
+}
+
+}  // namespace
+
+void gemm_widened(const GemmEngine& engine, Matrix<const __nv_bfloat16> A, Matrix<const __nv_bfloat16> B,
+                  Matrix<float> C, float beta) {
+  widened(engine, A, B, C, beta);
+}
+
+void gemm_widened(const GemmEngine& engine, Matrix<const __half> A, Matrix<const __half> B, Matrix<float> C,
+                  float beta) {
+  widened(engine, A, B, C, beta);
 }
 
 template <typename T>

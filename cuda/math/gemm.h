@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <cstdint>
 #include <type_traits>
@@ -76,11 +77,14 @@ inline bool uses_blas(const GemmEngine& engine) {
 template <typename T>
 void gemm(const GemmEngine& engine, Matrix<const T> A, Matrix<const T> B, Matrix<T> C, T beta);
 
-// gemm of bfloat16 operands into a float32 C (float32 sums, C rounded once):
-// the products float32 calls allow at LLTM_MATMUL_PRECISION_MEDIUM, reading
-// half the bytes of float32 operands.
+// gemm of half-type operands into a float32 C (float32 sums, C rounded
+// once): the products float32 calls allow at LLTM_MATMUL_PRECISION_MEDIUM,
+// reading half the bytes of float32 operands, and the half-type step's
+// gates, kept in float32 until their activations.
 void gemm_widened(const GemmEngine& engine, Matrix<const __nv_bfloat16> A, Matrix<const __nv_bfloat16> B,
                   Matrix<float> C, float beta);
+void gemm_widened(const GemmEngine& engine, Matrix<const __half> A, Matrix<const __half> B, Matrix<float> C,
+                  float beta);
 
 // C = A B, or C += A B when accumulate, for operands of any strides. Where
 // the engine has cuBLAS, an operand it cannot read in place, or a C it

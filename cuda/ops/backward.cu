@@ -1,6 +1,8 @@
-// The step's backward on one of its two paths (runtime/kernel_choice.h), in
-// the call's compute type: double stays double throughout.
-#include "dispatch.h"
+// The step's backward: float32 and float64 on one of two paths
+// (runtime/kernel_choice.h), in the call's compute type (double stays double
+// throughout); bfloat16 and float16 as they are (step/half.cu), computed in
+// float.
+#include "math/dtype.cuh"
 #include "op_args.h"
 #include "ops/backward.cuh"
 #include "runtime/device.h"
@@ -8,6 +10,7 @@
 #include "runtime/op_registry.h"
 #include "step/cublas.h"
 #include "step/fused.h"
+#include "step/half.h"
 #include "step/tensors.cuh"
 
 namespace lltm::cuda {
@@ -16,12 +19,16 @@ namespace {
 
 template <typename T>
 void backward(const BackwardArgs& a, DeviceState& dev, int32_t float32_precision) {
-  const StepPath path = choose_step_path(a.n.batch, a.n.state, a.n.state + a.n.features, fits_int32(a));
-  if (path == StepPath::kCublas && !blas_available()) no_cublas("lltm_backward");
+  if constexpr (kIsHalf<T>) {
+    half_backward<T>(a, dev);
+  } else {
+    const StepPath path = choose_step_path(a.n.batch, a.n.state, a.n.state + a.n.features, fits_int32(a));
+    if (path == StepPath::kCublas && !blas_available()) no_cublas("lltm_backward");
 #if LLTM_HAVE_CUBLAS
-  if (path == StepPath::kCublas) return cublas_backward<T>(a, dev, float32_precision);
+    if (path == StepPath::kCublas) return cublas_backward<T>(a, dev, float32_precision);
 #endif
-  fused_backward<T>(a, path == StepPath::kFused32, dev.stream);
+    fused_backward<T>(a, path == StepPath::kFused32, dev.stream);
+  }
 }
 
 }  // namespace
@@ -29,11 +36,11 @@ void backward(const BackwardArgs& a, DeviceState& dev, int32_t float32_precision
 void op_backward(const OpCall& call, int device) {
   DeviceGuard guard(device);
   DeviceState& dev = state(device);
-  LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_backward", [&] {
-    backward<scalar_t>(backward_args(call), dev, call.float32_matmul_precision);
+  with_float_type(call.compute, "lltm_backward", [&](auto type) {
+    backward<typename decltype(type)::type>(backward_args(call), dev, call.float32_matmul_precision);
   });
 }
 
-LLTM_CUDA_OP(BACKWARD, op_backward);
+LLTM_CUDA_HALF_OP(BACKWARD, op_backward);
 
 }  // namespace lltm::cuda

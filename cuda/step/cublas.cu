@@ -7,72 +7,16 @@
 #include "math/dtype.cuh"
 #include "math/float32_blas.h"
 #include "math/gemm.h"
-#include "math/shape4.cuh"
 #include "math/strided.h"
 #include "ops/dtypes.h"
 #include "runtime/device.h"
 #include "runtime/launch.h"
+#include "step/pointwise.cuh"
 #include "step/tensors.cuh"
 
 namespace lltm::cuda {
 
 namespace {
-
-// The epilogue of the forward pass for one (b, s): g* include the bias.
-template <typename T>
-__device__ __forceinline__ void write_cell(const ForwardTensors<T>& t, int b, int s, T g0, T g1, T g2) {
-  t.gates[b][s] = g0;
-  t.gates[b][t.S + s] = g1;
-  t.gates[b][2 * t.S + s] = g2;
-  const T i = sigmoid(g0), o = sigmoid(g1);
-  const T z = elu(g2);
-  const T cell = t.old_cell[b][s] + z * i;
-  t.input_gate[b][s] = i;
-  t.output_gate[b][s] = o;
-  t.candidate_cell[b][s] = z;
-  t.new_cell[b][s] = cell;
-  t.new_h[b][s] = tanh_of(cell) * o;
-}
-
-// X = cat(old_h, input) into a contiguous buffer (and into the X output when that is another buffer).
-template <typename T>
-__global__ void cat_kernel(ForwardTensors<T> t, T* Xc, bool also_output) {
-  const int K = t.S + t.F;
-  const int64_t n = int64_t(t.B) * K;
-  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
-    const RowCol at = row_col(e, n, K);
-    const int b = int(at.row), k = at.col;
-    const T v = k < t.S ? t.old_h[b][k] : t.input[b][k - t.S];
-    Xc[e] = v;
-    if (also_output) t.X[b][k] = v;
-  }
-}
-
-// Bias and activations after the cuBLAS product Gc = X W^T (contiguous [B, 3S]).
-template <typename T>
-__global__ void forward_pointwise(ForwardTensors<T> t, const T* Gc) {
-  const int64_t n = int64_t(t.B) * t.S;
-  const int G = 3 * t.S;
-  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
-    const RowCol at = row_col(e, n, t.S);
-    const int b = int(at.row), s = at.col;
-    const T* g = Gc + int64_t(b) * G;
-    write_cell(t, b, s, g[s] + t.bias[s], g[t.S + s] + t.bias[t.S + s], g[2 * t.S + s] + t.bias[2 * t.S + s]);
-  }
-}
-
-// dG into a contiguous [B, 3S] buffer, and d_old_cell.
-// One batch row per grid row (blockIdx.y), so no 64-bit division per element.
-template <typename T>
-__global__ void backward_pointwise(BackwardTensors<T> t, T* dG) {
-  const int G = 3 * t.S;
-  for (int b = blockIdx.y; b < t.B; b += gridDim.y)
-    for (int g = blockIdx.x * blockDim.x + threadIdx.x; g < G; g += gridDim.x * blockDim.x) {
-      T d_cell;
-      dG[int64_t(b) * G + g] = gate_gradient(t, b, g, d_cell);
-      if (g < t.S) t.d_old_cell[b][g] = d_cell;
-    }
-}
 
 // C = op(A) op(B) + beta C
 void gemm(cublasHandle_t h, int32_t float32_precision, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
@@ -131,7 +75,7 @@ void cublas_forward(const ForwardArgs& a, DeviceState& dev, int32_t float32_prec
   // Row-major G [B, 3S] is column-major G^T [3S, B] = W [3S, K] . X^T [K, B].
   gemm(dev.blas, float32_precision, W.transposed ? CUBLAS_OP_N : CUBLAS_OP_T, CUBLAS_OP_N, int(G), int(B), int(K),
        W.data, W.ld, Xc, int(K), g_scratch.as<T>(), int(G));
-  launch("forward_pointwise", forward_pointwise<T>, dim3(grid_blocks(B * S)), dim3(kBlockThreads), 0, dev.stream, t, g_scratch.as<T>());
+  launch("forward_pointwise", forward_pointwise<T, T>, dim3(grid_blocks(B * S)), dim3(kBlockThreads), 0, dev.stream, t, g_scratch.as<T>());
 }
 
 template <typename T>

@@ -7,6 +7,7 @@
 
 #include "accessor.h"
 #include "math/cell_math.cuh"
+#include "math/dtype.cuh"
 #include "lltm_args.h"
 
 namespace lltm::cuda {
@@ -72,17 +73,20 @@ inline bool fits_int32(const BackwardArgs& a) {
 
 // Gradient of the loss with respect to gate n (before its activation) of
 // batch row b; d_cell receives the gradient with respect to the new cell of
-// state n % S, which is also the old cell's (c' = c + z i).
+// state n % S, which is also the old cell's (c' = c + z i). Both are in
+// Accumulate<T>: the half types are read as float and computed in float.
 // The slopes come from the saved gates and cell as the sequence engine forms
 // them (sigmoid_slope, tanh_slope of math/cell_math.cuh): i (1 - i) and
 // 1 - tanh(c)^2 lose every digit where the activations saturate.
 // Every operand is loaded up front, whatever the gate, so that the loads
 // overlap instead of waiting on each other through the branches.
 template <typename T, typename I>
-__device__ __forceinline__ T gate_gradient(const BackwardTensors<T, I>& t, int b, int n, T& d_cell) {
+__device__ __forceinline__ Accumulate<T> gate_gradient(const BackwardTensors<T, I>& t, int b, int n,
+                                                       Accumulate<T>& d_cell) {
   const int gate = n / t.S, s = n % t.S;
-  const T grad_h = t.grad_h[b][s], o = t.output_gate[b][s], cell = t.new_cell[b][s], i = t.input_gate[b][s];
-  const T grad_cell = t.grad_cell[b][s], z = t.candidate_cell[b][s], g = t.gates[b][n];
+  const Accumulate<T> grad_h = widen(t.grad_h[b][s]), o = widen(t.output_gate[b][s]), cell = widen(t.new_cell[b][s]),
+                      i = widen(t.input_gate[b][s]);
+  const Accumulate<T> grad_cell = widen(t.grad_cell[b][s]), z = widen(t.candidate_cell[b][s]), g = widen(t.gates[b][n]);
   d_cell = tanh_slope(cell) * o * grad_h + grad_cell;
   if (gate == 1) return tanh_of(cell) * grad_h * sigmoid_slope(g);
   if (gate == 0) return z * d_cell * sigmoid_slope(g);
