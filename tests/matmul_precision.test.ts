@@ -4,7 +4,8 @@
  * every setting, and on CUDA with cuBLAS, TF32 products within TF32's
  * rounding where "high" allows them and exact ones again under "highest"
  * (the sequence engine's cached graphs are keyed by the precision), and
- * bfloat16 products under "medium" in the graph path's steps, both passes.
+ * bfloat16 products under "medium" on the graph path, both passes (its steps'
+ * products and those over all steps: the projection, d_inputs, d_weights).
  */
 import {
   backendInfo, float32MatmulPrecisions, getFloat32MatmulPrecision, linear, lltmSequenceBackward, lltmSequenceForward,
@@ -145,7 +146,7 @@ test("CUDA: the sequence engine's products follow the precision, its cached grap
   assert(again <= tolerance.float32, `highest again, from the graph captured for it: ${again}`);
 }, { skip });
 
-test("CUDA: the sequence backward's graph steps take bfloat16 products under medium, within bfloat16's rounding", () => {
+test("CUDA: the sequence backward on the graph path takes bfloat16 products under medium, within bfloat16's rounding", () => {
   using sequence = graphSequence();
   const { inputs, weights, bias, h0, c0 } = sequence;
   using gradOutputs = makeSequence([T, B, S], "contiguous", 10, "float32", "cuda");

@@ -80,6 +80,13 @@ void own_gemm(cudaStream_t stream, Matrix<const T> A, Matrix<const T> B, Matrix<
          dim3(kGemmThreads), 0, stream, A, B, C, beta);
 }
 
+// A matrix as a 2-D tensor descriptor, for the strided copies.
+template <typename T>
+lltm_tensor tensor_of(Matrix<T> m) {
+  return {const_cast<std::remove_const_t<T>*>(m.data), 2, {m.rows, m.cols, 1, 1}, {m.rs, m.cs, 0, 0},
+          dtype_of<std::remove_const_t<T>>()};
+}
+
 #if LLTM_HAVE_CUBLAS
 // A stride that never multiplies a nonzero index is free: give it the value BLAS wants.
 template <typename T>
@@ -194,12 +201,6 @@ bool blas_ready(Matrix<T> m) {
   return blas_layout(normalized(m), op, ld);
 }
 
-template <typename T>
-lltm_tensor tensor_of(Matrix<T> m) {
-  return {const_cast<std::remove_const_t<T>*>(m.data), 2, {m.rows, m.cols, 1, 1}, {m.rs, m.cs, 0, 0},
-          dtype_of<std::remove_const_t<T>>()};
-}
-
 // The matrix itself where cuBLAS reads it in place, else a row-major copy held by `copy`.
 template <typename T>
 Matrix<const T> blas_operand(cudaStream_t stream, Matrix<const T> m, std::unique_ptr<Scratch>& copy) {
@@ -276,6 +277,13 @@ void gemm(const GemmEngine& engine, Matrix<const T> A, Matrix<const T> B, Matrix
     return;
 #endif
   own_gemm(engine.stream, A, B, C, beta);
+}
+
+Bfloat16Copy bfloat16_copy(cudaStream_t stream, Matrix<const float> m) {
+  Bfloat16Copy c{std::make_unique<Scratch>(size_t(m.rows * m.cols) * sizeof(__nv_bfloat16)), {}};
+  c.m = row_major<const __nv_bfloat16>(c.buffer->as<__nv_bfloat16>(), m.rows, m.cols);
+  strided_convert(tensor_of(c.m), tensor_of(m), stream);
+  return c;
 }
 
 namespace {

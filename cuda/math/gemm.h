@@ -10,6 +10,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <memory>
 #include <type_traits>
 
 #include "lltm.h"
@@ -76,6 +77,22 @@ inline bool uses_blas(const GemmEngine& engine) {
 // beta is 0. K may be 0 (C = beta C).
 template <typename T>
 void gemm(const GemmEngine& engine, Matrix<const T> A, Matrix<const T> B, Matrix<T> C, T beta);
+
+// Whether products computed in T may take bfloat16 operands with float32
+// sums: float32 at LLTM_MATMUL_PRECISION_MEDIUM, which allows bfloat16
+// products as torch.set_float32_matmul_precision("medium") does.
+template <typename T>
+bool half_products(const GemmEngine& engine) {
+  return std::is_same_v<T, float> && engine.float32_precision == LLTM_MATMUL_PRECISION_MEDIUM;
+}
+
+// A row-major bfloat16 copy of a float32 matrix (any strides), made on
+// `stream`: an operand for gemm_widened, which `buffer` holds.
+struct Bfloat16Copy {
+  std::unique_ptr<Scratch> buffer;
+  Matrix<const __nv_bfloat16> m;
+};
+Bfloat16Copy bfloat16_copy(cudaStream_t stream, Matrix<const float> m);
 
 // gemm of half-type operands into a float32 C (float32 sums, C rounded
 // once): the products float32 calls allow at LLTM_MATMUL_PRECISION_MEDIUM,

@@ -1,7 +1,9 @@
 // The sequence engine's passes: the products over all steps at once around
 // the recurrence, and the choice of recurrence (see runtime/kernel_choice.h).
 #include <memory>
+#include <optional>
 #include <string>
+#include <type_traits>
 
 #include "dispatch.h"
 #include "math/gemm.h"
@@ -64,6 +66,15 @@ void check_sizes(const SequenceSizes& n, const char* fn) {
                                         std::to_string(n.features) + ", S = " + std::to_string(n.state));
 }
 
+// Whether the products over all T * B rows (the input projection, d_inputs
+// and d_weights) take bfloat16 copies of their operands: at half_products'
+// precision on the graph path, whose sizes make the products large enough to
+// pay for the copies.
+template <typename T>
+bool big_half_products(const SequenceKernels& kernels, const GemmEngine& engine) {
+  return kernels.recurrence == Recurrence::kGraph && half_products<T>(engine);
+}
+
 template <typename T>
 SequenceKernels choose(int64_t S, int64_t B) {
   return choose_sequence_kernels([&] { return cluster_fits<T>(S, B); }, [&] { return cluster_one_wave<T>(S, B); },
@@ -81,7 +92,16 @@ void forward(const SequenceForwardArgs& a, int32_t dtype, int32_t float32_precis
   const Matrix<const T> W = matrix<const T>(*a.weights);
   const Matrix<const T> Wx{W.data + S * W.cs, G, F, W.rs, W.cs};
   // G_in [T * B, 3S] = X W_x^T for every step at once; the bias joins in the recurrence.
-  auto project = [&](T* gin) { gemm<T>(engine, X.m, Wx.transposed(), row_major(gin, steps * B, G), T(0)); };
+  auto project = [&](T* gin) {
+    const Matrix<T> out = row_major(gin, steps * B, G);
+    if constexpr (std::is_same_v<T, float>) {
+      if (big_half_products<T>(kernels, engine)) {
+        const Bfloat16Copy x = bfloat16_copy(dev.stream, X.m), w = bfloat16_copy(dev.stream, Wx);
+        return gemm_widened(engine, x.m, w.m.transposed(), out, 0.0f);
+      }
+    }
+    gemm<T>(engine, X.m, Wx.transposed(), out, T(0));
+  };
   SequenceForwardTensors<T> p{nullptr,
                               accessor1<const T>(*a.bias),
                               accessor<const T, 2>(*a.weights),
@@ -147,12 +167,21 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
     const Matrix<const T> W = matrix<const T>(*a.weights);
     const Matrix<const T> Wx{W.data + S * W.cs, G, F, W.rs, W.cs};
     const InputRows<T> X = input_rows<T>(*a.inputs, dtype, dev.stream);
+    // With half products, dG in bfloat16 once for the three products that read it.
+    const bool half = big_half_products<T>(kernels, engine);
+    std::optional<Bfloat16Copy> dG_half;
+    if constexpr (std::is_same_v<T, float>) {
+      if (half) dG_half = bfloat16_copy(dev.stream, dGm);
+    }
     // d_inputs [T * B, F] = dG W_x when asked for, through a contiguous copy when its rows are not evenly spaced.
     if (a.d_inputs != nullptr) {
       Matrix<T> dX;
       Scratch dx_staged(rows_of(*a.d_inputs, dX) ? 0 : size_t(steps * B * F) * sizeof(T));
       if (dx_staged.as<void>() != nullptr) dX = row_major(dx_staged.as<T>(), steps * B, F);
-      gemm<T>(engine, dGm, Wx, dX, T(0));
+      if constexpr (std::is_same_v<T, float>) {
+        if (half) gemm_widened(engine, dG_half->m, bfloat16_copy(dev.stream, Wx).m, dX, 0.0f);
+      }
+      if (!half) gemm<T>(engine, dGm, Wx, dX, T(0));
       if (dx_staged.as<void>() != nullptr)
         strided_copy(*a.d_inputs, contiguous_like(*a.d_inputs, dx_staged.as<void>()), dtype, dev.stream);
     }
@@ -166,8 +195,18 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
     if (kernels.recurrence == Recurrence::kCluster && weight_gradients_fit(steps * B, G, S + F))
       return weight_gradients<T>({dGm, H, X.m, dW, d_bias, a.d_bias->strides[0], a.accumulate}, dev.stream);
     const T beta = a.accumulate ? T(1) : T(0);
-    gemm<T>(engine, dGm.transposed(), H, Matrix<T>{dW.data, G, S, dW.rs, dW.cs}, beta);
-    gemm<T>(engine, dGm.transposed(), X.m, Matrix<T>{dW.data + S * dW.cs, G, F, dW.rs, dW.cs}, beta);
+    const Matrix<T> dWh{dW.data, G, S, dW.rs, dW.cs}, dWx{dW.data + S * dW.cs, G, F, dW.rs, dW.cs};
+    if constexpr (std::is_same_v<T, float>) {
+      if (half) {
+        const Bfloat16Copy h = bfloat16_copy(dev.stream, H), x = bfloat16_copy(dev.stream, X.m);
+        gemm_widened(engine, dG_half->m.transposed(), h.m, dWh, beta);
+        gemm_widened(engine, dG_half->m.transposed(), x.m, dWx, beta);
+      }
+    }
+    if (!half) {
+      gemm<T>(engine, dGm.transposed(), H, dWh, beta);
+      gemm<T>(engine, dGm.transposed(), X.m, dWx, beta);
+    }
     column_sums<T>(dev.stream, dGm, d_bias, a.d_bias->strides[0], a.accumulate);
   };
   if (kernels.recurrence == Recurrence::kGraph) return graph_backward<T>(p, engine, device, finish);

@@ -210,15 +210,6 @@ void allocate(CachedGraph& c, const BufferBytes& bytes) {
   c.half = std::make_unique<Scratch>(bytes.half);
 }
 
-// Whether the steps' products take bfloat16 operands (W_h and h, or dG),
-// with float32 sums: float32 at LLTM_MATMUL_PRECISION_MEDIUM, which allows
-// bfloat16 products as torch.set_float32_matmul_precision("medium") does.
-// W_h is then read at half the bytes at every step.
-template <typename T>
-bool half_products(const GemmEngine& engine) {
-  return std::is_same_v<T, float> && engine.float32_precision == LLTM_MATMUL_PRECISION_MEDIUM;
-}
-
 // The cached graph of `key`, or a new one: its buffers allocated, then
 // `record(graph)` (launches on the capture stream) captured and instantiated.
 // A full cache first gives up its least recently used graph, once `stream`
