@@ -183,7 +183,10 @@ LLTM_API const char* lltm_cuda_blas(void);
  * recurrent weights do not fit on chip) take bfloat16 operands, W_h and h or
  * the gate gradients, with float32 sums, on cuBLAS or its own kernel alike.
  * Otherwise the CPU and the CUDA backend's own kernels compute exactly at
- * every setting, as PyTorch allows. Process-wide, read at each call. */
+ * every setting, as PyTorch allows. Process-wide, read at each call. A call
+ * whose float tensors are all bfloat16 (float16) computes its products at
+ * MEDIUM (HIGH) at least, as the type's own kernels do, also where it is
+ * staged through float32. */
 #define LLTM_MATMUL_PRECISION_HIGHEST 0
 #define LLTM_MATMUL_PRECISION_HIGH 1
 #define LLTM_MATMUL_PRECISION_MEDIUM 2

@@ -5,7 +5,9 @@
  * rounding where "high" allows them and exact ones again under "highest"
  * (the sequence engine's cached graphs are keyed by the precision), and
  * bfloat16 products under "medium" on the graph path, both passes (its steps'
- * products and those over all steps: the projection, d_inputs, d_weights).
+ * products and those over all steps: the projection, d_inputs, d_weights);
+ * a bfloat16 (float16) sequence, staged through float32 on CUDA, computes
+ * its products as at "medium" ("high") whatever the setting.
  */
 import {
   backendInfo, float32MatmulPrecisions, getFloat32MatmulPrecision, linear, lltmSequenceBackward, lltmSequenceForward,
@@ -162,4 +164,27 @@ test("CUDA: the sequence backward on the graph path takes bfloat16 products unde
     assert(err <= bf16Tolerance, `${name} under medium against highest: ${err}`);
     assert(err > 0, `${name} under medium equals highest's: the bfloat16 products did not run`);
   });
+}, { skip });
+
+test("CUDA: a bfloat16 (float16) sequence's products round as at medium (high) under every setting", () => {
+  // The graph path's per-step products round their operands to bfloat16 under medium: a call whose own type is
+  // bfloat16 gives the same bits under highest as under medium. cuBLAS and the own kernel are deterministic.
+  for (const [dtype, floor] of [["bfloat16", "medium"], ["float16", "high"]] as const) {
+    using inputs = makeSequence([T, B, F], "contiguous", 5, dtype, "cuda");
+    using weights = makeWeights(S, F, "contiguous", 6, dtype, "cuda");
+    using bias = makeInput([3 * S], "contiguous", 7, dtype, "cuda");
+    using h0 = makeInput([B, S], "contiguous", 8, dtype, "cuda");
+    using c0 = makeInput([B, S], "contiguous", 9, dtype, "cuda");
+    using gradOutputs = makeSequence([T, B, S], "contiguous", 10, dtype, "cuda");
+    const run = () => {
+      using fw = lltmSequenceForward(inputs, weights, bias, h0, c0);
+      using bw = lltmSequenceBackward(gradOutputs, undefined, undefined, fw.reserve!, inputs, weights, h0);
+      return [fw.outputs, bw.dInputs, bw.dWeights, bw.dH0].map((t) => Array.from(t.toTypedArray()));
+    };
+    const atFloor = withPrecision(floor, run);
+    const results = [run(), withPrecision("high", run)];
+    for (const [k, got] of results.entries()) {
+      for (const [i, values] of got.entries()) assertEquals(values, atFloor[i]!, `${dtype} result ${i}, run ${k}, as under ${floor}`);
+    }
+  }
 }, { skip });

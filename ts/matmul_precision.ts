@@ -5,7 +5,9 @@
  * (inputs rounded to 10 mantissa bits, float32 accumulation: about 1e-3
  * relative error per product), "medium" also bfloat16 ones (8 bits). The
  * setting is process-wide and read at each call; the CPU, float64 and the
- * CUDA backend's own product kernels compute exactly at every setting.
+ * CUDA backend's own product kernels compute exactly at every setting. A
+ * call whose tensors are all bfloat16 (float16) computes its products as at
+ * "medium" ("high") at least, as PyTorch's bfloat16 and float16 products do.
  */
 import { LLTMError } from "./errors.ts";
 import * as native from "./native/index.ts";

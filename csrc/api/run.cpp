@@ -52,22 +52,41 @@ void run_copy(const ops::Checking& c) {
   }
 }
 
+// The half type (LLTM_BFLOAT16 or LLTM_FLOAT16) that every FLOAT tensor of
+// the call has, or -1 where they differ, another type is among them, or
+// there are none.
+int32_t one_half_type(const ops::Checking& c) {
+  int32_t half = -1;
+  for (int k = 0; k < c.op.n_slots; ++k) {
+    const lltm_tensor* t = c.call.tensors[k];
+    if (t == nullptr || !is_float_dtype(t->dtype)) continue;
+    if ((t->dtype != LLTM_BFLOAT16 && t->dtype != LLTM_FLOAT16) || (half != -1 && t->dtype != half)) return -1;
+    half = int32_t(t->dtype);
+  }
+  return half;
+}
+
 // A call whose FLOAT tensors all have one half type runs in that type, with
 // nothing staged, where the device backend takes the op so.
 bool runs_in_half(ops::Checking& c, const DeviceBackend* backend) {
   if (backend == nullptr || c.converted == 0 || c.call.compute != LLTM_FLOAT32 || backend->takes_half(c.op.id) == 0)
     return false;
-  int64_t half = -1;
-  for (int k = 0; k < c.op.n_slots; ++k) {
-    const lltm_tensor* t = c.call.tensors[k];
-    if (t == nullptr || !is_float_dtype(t->dtype)) continue;
-    if ((t->dtype != LLTM_BFLOAT16 && t->dtype != LLTM_FLOAT16) || (half != -1 && t->dtype != half)) return false;
-    half = t->dtype;
-  }
+  const int32_t half = one_half_type(c);
   if (half == -1) return false;
-  c.call.compute = int32_t(half);
+  c.call.compute = half;
   c.converted = 0;
   return true;
+}
+
+// A half-type call staged through float32 may round its products' operands
+// to what its own type holds, as its own kernels would (lltm.h): bfloat16
+// ones to bfloat16 (MEDIUM), float16 ones to TF32 (HIGH), whose 10-bit
+// mantissa holds float16's.
+void round_products_to_half(ops::Checking& c) {
+  const int32_t half = one_half_type(c);
+  if (half == -1) return;
+  const int32_t allowed = half == LLTM_BFLOAT16 ? LLTM_MATMUL_PRECISION_MEDIUM : LLTM_MATMUL_PRECISION_HIGH;
+  if (c.call.float32_matmul_precision < allowed) c.call.float32_matmul_precision = allowed;
 }
 
 // A CPU call whose FLOAT tensors are all bfloat16 and contiguous (or float32 where the kernel takes
@@ -113,6 +132,7 @@ void run_op(const char* fn, const ops::OpSchema& op, const lltm_call& given, boo
     return;
   }
   if (backend == nullptr && run_bf16(c)) return;
+  round_products_to_half(c);
   Staging staging(c, backend, given.device_index);
   run_on(c, backend);
   staging.write_back();
