@@ -10,7 +10,9 @@
  * Tolerances (tests/helpers.ts `tolerance`): the kernels compute in float32
  * and round each output once to the half type, at most the unit roundoff u
  * relative (bfloat16 u = 2^-8 ≈ 3.9e-3, float16 u = 2^-11 ≈ 4.9e-4), measured
- * as tests/helpers.ts's norm-based error; the bounds are 2.5u and 4u. A
+ * as tests/helpers.ts's norm-based error; the bounds are 2.5u and 4u (the
+ * CUDA step's backward also rounds its gate gradients to the half type
+ * before its products: u/2 more, tests/cuda_step_half.test.ts). A
  * sequence carries its state from step to step: each step's rounding enters
  * the next, so its bound grows as sqrt(T) (independent roundings adding in
  * the norm), with T at most 8 here.
