@@ -30,7 +30,7 @@ function close(what: string, t: Tensor, expected: ArrayLike<number>, tol: number
   assert(err <= tol, `${what}: error ${err.toExponential(2)} > ${tol}`);
 }
 
-const bytes = (ts: readonly Tensor[]) => ts.reduce((sum, t) => sum + t.numel * 2, 0);
+const bytes = (ts: readonly Tensor[]) => ts.reduce((sum, t) => sum + t.numel * t.itemSize, 0);
 
 for (const dt of ["bfloat16", "float16"] as const) {
   test(`CUDA step forward and backward in ${dt} at cuBLAS sizes match the float64 reference, in both weight layouts`, () => {
@@ -75,7 +75,7 @@ for (const dt of ["bfloat16", "float16"] as const) {
     using oldCell = randn([B, S], 5, dt);
     using gradH = randn([B, S], 6, dt);
     using gradCell = randn([B, S], 7, dt);
-    const limit = weights.numel;  // half the weights' own bytes
+    const limit = bytes([weights]) / 2;
     cuda.synchronize();
     let before = cuda.memoryAllocated();
     cuda.resetPeakMemoryStats();
