@@ -71,6 +71,12 @@ inline Accessor<T, N, Index> accessor(const lltm_tensor& t) {
   return a;
 }
 
+// accessor(*t) where t is given; an empty view (null data) for an absent optional tensor.
+template <typename T, int N, typename Index = int64_t>
+inline Accessor<T, N, Index> optional_accessor(const lltm_tensor* t) {
+  return t ? accessor<T, N, Index>(*t) : Accessor<T, N, Index>{};
+}
+
 template <typename T, typename Index = int64_t>
 inline Accessor<T, 1, Index> accessor1(const lltm_tensor& t) {
   return Accessor<T, 1, Index>{static_cast<T*>(t.data), Index(t.sizes[0]), Index(t.strides[0])};

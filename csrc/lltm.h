@@ -42,6 +42,8 @@
  *   backward inputs : grad_h [B,S], grad_cell [B,S], new_cell, input_gate,
  *                     output_gate, candidate_cell [B,S], X [B,K], gate_weights [B,3S], weights [3S,K]
  *            outputs: d_old_h [B,S], d_input [B,F], d_weights [3S,K], d_bias [3S], d_old_cell [B,S]
+ *            optional (LLTM_OP_BACKWARD through lltm_run): grad_output [B,S], a second gradient of new_h
+ *            added to grad_h in the kernel (a one-step sequence's output is its h: one launch, no sum first)
  * gate_weights holds the gates before their activations, X = cat(old_h, input).
  */
 #ifndef LLTM_H

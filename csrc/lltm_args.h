@@ -25,6 +25,7 @@ struct BackwardArgs {
   const lltm_tensor *grad_h, *grad_cell, *new_cell, *input_gate, *output_gate, *candidate_cell, *X,
       *gate_weights, *weights;
   const lltm_tensor *d_old_h, *d_input, *d_weights, *d_bias, *d_old_cell;
+  const lltm_tensor* grad_output;  // nullptr when absent; else added to grad_h
   Sizes n;
   bool accumulate;  // add d_weights and d_bias to the outputs' contents
 };

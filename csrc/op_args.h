@@ -21,7 +21,7 @@ inline BackwardArgs backward_args(const OpCall& c) {
   const auto t = [&](int k) { return c.tensors[k]; };
   return {t(s::grad_h), t(s::grad_cell), t(s::new_cell), t(s::input_gate), t(s::output_gate),
           t(s::candidate_cell), t(s::X), t(s::gate_weights), t(s::weights), t(s::d_old_h), t(s::d_input),
-          t(s::d_weights), t(s::d_bias), t(s::d_old_cell), {c.size('B'), c.size('F'), c.size('S')},
+          t(s::d_weights), t(s::d_bias), t(s::d_old_cell), t(s::grad_output), {c.size('B'), c.size('F'), c.size('S')},
           (c.flags & LLTM_ACCUMULATE_PARAM_GRADS) != 0};
 }
 

@@ -57,6 +57,11 @@ test("backward checks its arguments the same way", () => {
   using g = Tensor.ones([B, S], { dtype: "float64" });
   using wrong = Tensor.ones([B, S + 1], { dtype: "float64" });
   assertThrowsLLTM(() => lltmBackward(g, wrong, fw.newCell, fw.inputGate, fw.outputGate, fw.candidateCell, fw.X, fw.gateWeights, a.weights), "SHAPE_MISMATCH", /lltmBackward: 'gradCell' must have shape \[3, 5\]/);
+  const saved = [fw.newCell, fw.inputGate, fw.outputGate, fw.candidateCell, fw.X, fw.gateWeights, a.weights] as const;
+  assertThrowsLLTM(() => lltmBackward(g, g, ...saved, { gradOutput: wrong }), "SHAPE_MISMATCH", /lltmBackward: 'gradOutput' must have shape \[3, 5\]/);
+  const gone = Tensor.ones([B, S], { dtype: "float64" });
+  gone.dispose();
+  assertThrowsLLTM(() => lltmBackward(g, g, ...saved, { gradOutput: gone }), "DISPOSED", /lltmBackward: 'gradOutput' has been disposed/);
 });
 
 const cudaMissing = !backendInfo().cuda;

@@ -9,8 +9,8 @@ import fc from "fast-check";
 
 import { type Describable, DescriptorBlock } from "../ts/native/descriptor.ts";
 import {
-  type DeviceLike, type DType, LLTMLayer, lltmSequence, lltmSequenceBackward, lltmSequenceBackwardAccumulate,
-  lltmSequenceForward, relativeError, sequenceGradcheck, Tensor,
+  add, type DeviceLike, type DType, LLTMLayer, lltmSequence, lltmSequenceBackward, lltmSequenceBackwardAccumulate,
+  lltmSequenceForward, mul, relativeError, sequenceGradcheck, sum, Tensor,
 } from "../ts/index.ts";
 import { native } from "../ts/native/library.ts";
 import { assert, assertEquals, assertThrowsLLTM, cudaSkipReason, test } from "./harness.ts";
@@ -237,6 +237,21 @@ for (const [device, skip] of devices) {
       check(`${dt} autograd dH0`, h.grad!, bw.dH0.toTypedArray(), tol);
       fw.reserve!.dispose();
       for (const t of [out.output, out.h, out.c]) t.dispose();
+      // A loss on both the output and h: their gradients meet in the step's one backward.
+      using x2 = inputs.clone();
+      x2.requiresGrad = true;
+      using fw2 = lltmSequenceForward(inputs, weights, bias, h0, c0);
+      using bw2 = lltmSequenceBackward(gradOutputs, gradLastH, undefined, fw2.reserve!, inputs, weights, h0);
+      const out2 = lltmSequence(x2, weights, bias, h0, c0);
+      using weightedOutput = mul(out2.output, gradOutputs);
+      using weightedH = mul(out2.h, gradLastH);
+      using fromOutput = sum(weightedOutput);
+      using fromH = sum(weightedH);
+      using loss = add(fromOutput, fromH);
+      loss.backward();
+      check(`${dt} autograd dInputs from the output and h`, x2.grad!, bw2.dInputs.toTypedArray(), tol);
+      fw2.reserve!.dispose();
+      for (const t of [out2.output, out2.h, out2.c]) t.dispose();
     }
   }, { skip });
 }

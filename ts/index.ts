@@ -21,7 +21,7 @@ export { LLTMError, type LLTMErrorCode, Status, type StatusName } from "./errors
 export { load, type LoadOptions, type LoadResult } from "./jit.ts";
 export { type LibraryInfo, loadLibrary, type NativeLibrary } from "./native/index.ts";
 export {
-  type LLTMBackwardResult, lltmBackward, lltmBackwardAccumulate, type LLTMForwardResult, lltmForward,
+  type LLTMBackwardOptions, type LLTMBackwardResult, lltmBackward, lltmBackwardAccumulate, type LLTMForwardResult, lltmForward,
   type LLTMStateGradients,
 } from "./ops/lltm.ts";
 export { linearBackward, type LinearBackwardOptions, type LinearGradients } from "./ops/linear.ts";

@@ -12,7 +12,6 @@ import { requireDevice } from "./cuda.ts";
 import { Device, type DeviceLike } from "./device.ts";
 import { checkDType, type DType, itemSize, valueArray } from "./dtype.ts";
 import { LLTMError } from "./errors.ts";
-import { add } from "./ops/add.ts";
 import { lltmForward } from "./ops/lltm.ts";
 import { lltmSequenceBackwardAccumulate, lltmSequenceForward } from "./ops/sequence.ts";
 import { Random } from "./random.ts";
@@ -249,12 +248,6 @@ export class LLTMLayer implements Disposable {
     }
     const outputs = h.reshape([1, B, S]);
     const o = { dtype: this.dtype, device: this.device };
-    // h_1's gradient: the outputs' and the final state's, whichever are given (zeros for neither).
-    const gradientOfH = (gradOutputs?: Tensor, gradH?: Tensor): Tensor => {
-      using fromOutputs = gradOutputs?.reshape([B, S]);
-      if (fromOutputs && gradH) return add(fromOutputs, gradH);
-      return (fromOutputs ?? gradH)?.retain() ?? Tensor.zeros([B, S], o);
-    };
     const backward = (gradOutputs?: Tensor, gradState?: State) => {
       if (fn === undefined) {
         throw backwardRefused(grad);
@@ -266,9 +259,13 @@ export class LLTMLayer implements Disposable {
       if (badState) {
         throw new LLTMError("SHAPE_MISMATCH", `LLTMLayer.sequence backward: 'gradState' must hold two [${B}, ${S}] tensors, got [${badState.shape.join(", ")}]`);
       }
-      using gradH = gradientOfH(gradOutputs, gradState?.[0]);
+      // h_1's gradient: the outputs' and the final state's, whichever are given (zeros for neither); the
+      // kernel adds the outputs' where both are.
+      using fromOutputs = gradOutputs?.reshape([B, S]);
+      const fromState = gradState?.[0];
+      using gradH = (fromState ?? fromOutputs)?.retain() ?? Tensor.zeros([B, S], o);
       using gradCell = gradState ? gradState[1].retain() : Tensor.zeros([B, S], o);
-      const g = fn.backward(gradH, gradCell, this.gradients());
+      const g = fn.backward(gradH, gradCell, this.gradients(), { gradOutput: fromState ? fromOutputs : undefined });
       fn = undefined;
       const dInputs = g.dInput.reshape([1, B, F]);
       g.dInput.dispose();

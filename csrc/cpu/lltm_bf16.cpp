@@ -11,10 +11,12 @@
 #ifdef LLTM_HAVE_BF16_KERNELS
 
 #include <algorithm>
+#include <vector>
 
 #include "../op_args.h"
 #include "cell_math.h"
 #include "gemm.h"
+#include "h_gradient_sum.h"
 #include "thread_pool.h"
 
 namespace lltm::cpu::LLTM_ISA_NAMESPACE {
@@ -111,7 +113,11 @@ LLTM_BF16_TARGET void forward(const ForwardArgs& args) {
   });
 }
 
-LLTM_BF16_TARGET void backward(const BackwardArgs& args) {
+LLTM_BF16_TARGET void backward(const BackwardArgs& given) {
+  BackwardArgs args = given;
+  std::vector<uint16_t> h_gradient;
+  lltm_tensor h_gradient_view;
+  join_h_gradients(args, h_gradient, h_gradient_view, bf16::value, bf16::bits_of);
   const int64_t B = args.n.batch, S = args.n.state, F = args.n.features, K = S + F, G = 3 * S;
   const int64_t g2 = (G + 1) / 2, b2 = (B + 1) / 2, ldd = 2 * g2;
   // dG in bfloat16, rows padded to whole pairs, and dG^T as rows of pairs along the batch.

@@ -4,11 +4,13 @@
 
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "../accessor.h"
 #include "../dispatch.h"
 #include "cell_math.h"
 #include "gemm.h"
+#include "h_gradient_sum.h"
 #include "thread_pool.h"
 #include "transpose.h"
 #include "vector_math.h"
@@ -249,7 +251,11 @@ void backward_pointwise(const BackwardViews<T>& v, int64_t s0, int64_t s1) {
 }
 
 template <typename T>
-void backward(const BackwardArgs& args) {
+void backward(const BackwardArgs& given) {
+  BackwardArgs args = given;
+  std::vector<T> h_gradient;
+  lltm_tensor h_gradient_view;
+  join_h_gradients(args, h_gradient, h_gradient_view, [](T v) { return v; }, [](T v) { return v; });
   const int64_t B = args.n.batch, S = args.n.state, F = args.n.features, K = S + F;
   T* d_gates = scratch<T>(size_t(B) * 3 * size_t(S), 1);
   const BackwardViews<T> views{

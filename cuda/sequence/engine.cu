@@ -141,11 +141,9 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
   const SequenceKernels kernels = choose<T>(S, B);
   const GemmEngine engine = gemm_engine(dev, kernels.own_gemm, float32_precision);
   const T* reserve = static_cast<const T*>(a.reserve);
-  auto optional3 = [](const lltm_tensor* t) { return t ? accessor<const T, 3>(*t) : Accessor<const T, 3>{}; };
-  auto optional2 = [](const lltm_tensor* t) { return t ? accessor<const T, 2>(*t) : Accessor<const T, 2>{}; };
-  SequenceBackwardTensors<T> p{optional3(a.grad_outputs),
-                               optional2(a.grad_last_h),
-                               optional2(a.grad_last_cell),
+  SequenceBackwardTensors<T> p{optional_accessor<const T, 3>(a.grad_outputs),
+                               optional_accessor<const T, 2>(a.grad_last_h),
+                               optional_accessor<const T, 2>(a.grad_last_cell),
                                accessor<const T, 2>(*a.weights),
                                a.grad_outputs != nullptr,
                                a.grad_last_h != nullptr,

@@ -9,7 +9,7 @@
  */
 import { LLTMError } from "../errors.ts";
 import {
-  type LLTMBackwardResult, lltmBackward, lltmBackwardAccumulate, type LLTMForwardResult, lltmForward,
+  type LLTMBackwardOptions, type LLTMBackwardResult, lltmBackward, lltmBackwardAccumulate, type LLTMForwardResult, lltmForward,
   type LLTMStateGradients,
 } from "../ops/lltm.ts";
 import type { Tensor } from "../tensor/index.ts";
@@ -39,10 +39,12 @@ export class LLTMFunction implements Disposable {
   }
 
   /** Gradients of (input, weights, bias, oldH, oldCell) from those of (newH, newCell); runs once. */
-  backward(gradH: Tensor, gradCell: Tensor): LLTMBackwardResult;
+  backward(gradH: Tensor, gradCell: Tensor, into?: undefined, options?: LLTMBackwardOptions): LLTMBackwardResult;
   /** Adds the weights' and bias' gradients to `into` and returns the others; runs once. */
-  backward(gradH: Tensor, gradCell: Tensor, into: GradientTarget): LLTMStateGradients;
-  backward(gradH: Tensor, gradCell: Tensor, into?: GradientTarget): LLTMBackwardResult | LLTMStateGradients {
+  backward(gradH: Tensor, gradCell: Tensor, into: GradientTarget, options?: LLTMBackwardOptions): LLTMStateGradients;
+  backward(
+    gradH: Tensor, gradCell: Tensor, into?: GradientTarget, options: LLTMBackwardOptions = {},
+  ): LLTMBackwardResult | LLTMStateGradients {
     const saved = this.saved;
     if (!saved) {
       throw new LLTMError("INVALID_ARGUMENT", "LLTMFunction.backward: backward has already run or the function was disposed");
@@ -51,9 +53,11 @@ export class LLTMFunction implements Disposable {
     const grads = into
       ? lltmBackwardAccumulate(
         gradH, gradCell, f.newCell, f.inputGate, f.outputGate, f.candidateCell, f.X, f.gateWeights, saved.weights,
-        into.dWeights, into.dBias,
+        into.dWeights, into.dBias, options,
       )
-      : lltmBackward(gradH, gradCell, f.newCell, f.inputGate, f.outputGate, f.candidateCell, f.X, f.gateWeights, saved.weights);
+      : lltmBackward(
+        gradH, gradCell, f.newCell, f.inputGate, f.outputGate, f.candidateCell, f.X, f.gateWeights, saved.weights, options,
+      );
     this.releaseSaved();
     return grads;
   }

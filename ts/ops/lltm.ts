@@ -174,18 +174,36 @@ export function lltmForward(input: Tensor, weights: Tensor, bias: Tensor, oldH: 
   return new ForwardResult(out);
 }
 
+export interface LLTMBackwardOptions {
+  /**
+   * A second gradient of newH [B, S], added to gradH inside the kernel: where the step's h is also a
+   * one-step sequence's output, its two gradients need no sum of their own first.
+   */
+  gradOutput?: Tensor;
+}
+
+/** Checks options.gradOutput as checkCommon checks the other arguments (beside gradH). */
+function checkGradOutput(fn: string, gradH: Tensor, options: LLTMBackwardOptions): Tensor | undefined {
+  const g = options.gradOutput;
+  if (g !== undefined) checkCommon(fn, ["gradH", "gradOutput"], [gradH, g]);
+  return g;
+}
+
 /**
  * Gradients of the step from gradH and gradCell (of newH and newCell) and what
  * lltmForward saved, in the tutorial's argument order.
  */
 export function lltmBackward(
   gradH: Tensor, gradCell: Tensor, newCell: Tensor, inputGate: Tensor, outputGate: Tensor,
-  candidateCell: Tensor, X: Tensor, gateWeights: Tensor, weights: Tensor,
+  candidateCell: Tensor, X: Tensor, gateWeights: Tensor, weights: Tensor, options: LLTMBackwardOptions = {},
 ): LLTMBackwardResult {
+  const fn = "lltmBackward";
   const ins = [gradH, gradCell, newCell, inputGate, outputGate, candidateCell, X, gateWeights, weights];
-  checkCommon("lltmBackward", BACKWARD_ARGS, ins);
+  checkCommon(fn, BACKWARD_ARGS, ins);
+  const gradOutput = checkGradOutput(fn, gradH, options);
   const out = backwardOutputs.allocate(ins, gradH.device);
-  runInto(BACKWARD, "lltmBackward", ins, out);
+  if (gradOutput === undefined) runInto(BACKWARD, fn, ins, out);
+  else runAll(BACKWARD, fn, [...ins, ...out, gradOutput], out);
   return new BackwardResult(out);
 }
 
@@ -205,13 +223,16 @@ export interface LLTMStateGradients extends Disposable {
 export function lltmBackwardAccumulate(
   gradH: Tensor, gradCell: Tensor, newCell: Tensor, inputGate: Tensor, outputGate: Tensor,
   candidateCell: Tensor, X: Tensor, gateWeights: Tensor, weights: Tensor, dWeights: Tensor, dBias: Tensor,
+  options: LLTMBackwardOptions = {},
 ): LLTMStateGradients {
   const fn = "lltmBackwardAccumulate";
   const args = [gradH, gradCell, newCell, inputGate, outputGate, candidateCell, X, gateWeights, weights, dWeights, dBias];
   checkCommon(fn, ACCUMULATE_ARGS, args);
+  const gradOutput = checkGradOutput(fn, gradH, options);
   const out = stateGradientOutputs.allocate(args.slice(0, 9), gradH.device);
   const all = [
     gradH, gradCell, newCell, inputGate, outputGate, candidateCell, X, gateWeights, weights, out[0]!, out[1]!, dWeights, dBias, out[2]!,
+    gradOutput,
   ];
   runAll(BACKWARD, fn, all, out, ACCUMULATE_PARAM_GRADS);
   return new StateGradients(out);

@@ -40,17 +40,24 @@ class CellNode extends Node {
     this.saved = { f, weights: weights.retain() };
   }
 
+  /**
+   * grads: those of h and c, and of a one-step sequence's output (h viewed as [1, B, S]) where the node
+   * has that third output; the kernel adds the last to h's.
+   */
   backward(grads: readonly (Tensor | undefined)[], ctx: BackwardContext): (Tensor | undefined)[] {
     const { f, weights } = this.saved!;
-    using gh = grads[0] === undefined ? zerosLike(f.newH) : grads[0].retain();
+    using fromOutput = grads[2]?.reshape(f.newH.shape);
+    const fromH = grads[0];
+    using gh = (fromH ?? fromOutput)?.retain() ?? zerosLike(f.newH);
     using gc = grads[1] === undefined ? zerosLike(f.newCell) : grads[1].retain();
+    const options = { gradOutput: fromH ? fromOutput : undefined };
     const saved = [f.newCell, f.inputGate, f.outputGate, f.candidateCell, f.X, f.gateWeights, weights] as const;
     const into = accumulators(this, ctx);
     if (into !== undefined) {
-      const g = lltmBackwardAccumulate(gh, gc, ...saved, into.dWeights, into.dBias);
+      const g = lltmBackwardAccumulate(gh, gc, ...saved, into.dWeights, into.dBias, options);
       return keep(this, [g.dInput, undefined, undefined, g.dOldH, g.dOldCell]);
     }
-    const g = lltmBackward(gh, gc, ...saved);
+    const g = lltmBackward(gh, gc, ...saved, options);
     return keep(this, [g.dInput, g.dWeights, g.dBias, g.dOldH, g.dOldCell]);
   }
 
@@ -66,16 +73,27 @@ class CellNode extends Node {
 
 /** One LLTM step: input [B, F], weights [3S, S+F], bias [3S], h and c [B, S] -> the new h and c [B, S]. */
 export function lltmCell(input: Tensor, weights: Tensor, bias: Tensor, h: Tensor, c: Tensor): { h: Tensor; c: Tensor } {
+  return cellStep(input, weights, bias, h, c, undefined);
+}
+
+/**
+ * lltmCell, and where `outputShape` is given, h viewed in that shape as a third output of the same node
+ * (a one-step sequence's output), so that its gradient and h's meet in one backward launch.
+ */
+function cellStep(
+  input: Tensor, weights: Tensor, bias: Tensor, h: Tensor, c: Tensor, outputShape: readonly number[] | undefined,
+): { h: Tensor; c: Tensor; output?: Tensor } {
   const inputs = [input, weights, bias, h, c];
   const recording = needsRecording(inputs);
   const f = withGradMode(false, () => lltmForward(input, weights, bias, h, c));
   const newH = f.newH.retain(), newCell = f.newCell.retain();
+  const output = outputShape && withGradMode(false, () => newH.reshape(outputShape));
   if (!recording) {
     f.dispose();
-    return { h: newH, c: newCell };
+    return { h: newH, c: newCell, output };
   }
-  record(new CellNode(f, weights), inputs, [newH, newCell]);
-  return { h: newH, c: newCell };
+  record(new CellNode(f, weights), inputs, output ? [newH, newCell, output] : [newH, newCell]);
+  return { h: newH, c: newCell, output };
 }
 
 class SequenceNode extends Node {
@@ -151,11 +169,11 @@ export function isOneStep(inputs: Tensor, weights: Tensor, bias: Tensor, h0: Ten
 /**
  * A one-step sequence as the cell: the step's kernels (on CUDA one launch each way, where the sequence engine
  * runs a product, its recurrence, and in the backward its products), with the same results up to rounding.
- * The output is h viewed as [1, B, S], both on the tape, so gradients on either reach the step.
+ * The output is h viewed as [1, B, S], a third output of the step's node, so gradients on either reach it.
  */
 function oneStepSequence(inputs: Tensor, weights: Tensor, bias: Tensor, h0: Tensor, c0: Tensor): SequenceOutputs {
   const [, B, F] = inputs.shape as [number, number, number];
   using x = inputs.reshape([B, F]);
-  const step = lltmCell(x, weights, bias, h0, c0);
-  return { output: step.h.reshape([1, B, step.h.shape[1]!]), h: step.h, c: step.c };
+  const step = cellStep(x, weights, bias, h0, c0, [1, B, h0.shape[1]!]);
+  return { output: step.output!, h: step.h, c: step.c };
 }
