@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 
 import { backendInfo, cuda, lltmForward, referenceForward, relativeError, Tensor } from "../ts/index.ts";
 import { assert, assertEquals, assertThrowsLLTM, cudaSkipReason, test } from "./harness.ts";
+import { runChild, testFile } from "./child.ts";
 
 const skip = cudaSkipReason();
 
@@ -82,6 +83,19 @@ test("every CUDA path matches the reference: fused with 32- and 64-bit indexing,
       env: { ...process.env, LLTM_CUDA_KERNELS: kernels },
     });
     assert(r.status === 0, `LLTM_CUDA_KERNELS=${kernels}: check.ts failed:\n${r.stdout}${r.stderr}`);
+  }
+}, { skip });
+
+// LLTM_CUDA_KERNELS=cublas where the backend has no cuBLAS is refused by name, in every dtype (the half
+// types' step takes no size rule of its own but honours the forced path). LLTM_CUBLAS_LIBRARY=none takes
+// cuBLAS away from a backend that opens it at run time; one that links it keeps it, and then runs.
+test("a forced cuBLAS path without cuBLAS is refused, for float32 and the half types alike", () => {
+  for (const dt of ["float32", "bfloat16", "float16"]) {
+    const r = runChild(testFile("forced_cublas_child.ts"), [dt], { env: { LLTM_CUDA_KERNELS: "cublas", LLTM_CUBLAS_LIBRARY: "none" } });
+    const expected = r.stdout.startsWith("cublas ")
+      ? new RegExp(`^cublas ran ${dt}`)
+      : /^own refused BACKEND_UNAVAILABLE lltmForward: the cuBLAS path was asked for \(LLTM_CUDA_KERNELS=cublas\)/;
+    assert(r.status === 0 && expected.test(r.stdout), `${dt}: ${r.stdout}${r.stderr}`);
   }
 }, { skip });
 

@@ -1,7 +1,9 @@
 /** Shared pieces of the LLTM tests: random inputs as arbitrary views, and tolerances. */
 import fc from "fast-check";
 
-import { type DeviceLike, type DType, Tensor } from "../ts/index.ts";
+import {
+  type DeviceLike, type DType, type Float32MatmulPrecision, getFloat32MatmulPrecision, setFloat32MatmulPrecision, Tensor,
+} from "../ts/index.ts";
 
 /**
  * Relative error bounds against the float64 reference (on the same inputs,
@@ -151,4 +153,15 @@ export function relayout(t: Tensor, layout: Layout): Tensor {
   }
   view.copyFrom(t);
   return view;
+}
+
+/** body() with float32 products at `precision`, the setting restored after. */
+export function withPrecision<T>(precision: Float32MatmulPrecision, body: () => T): T {
+  const before = getFloat32MatmulPrecision();
+  setFloat32MatmulPrecision(precision);
+  try {
+    return body();
+  } finally {
+    setFloat32MatmulPrecision(before);
+  }
 }

@@ -16,7 +16,7 @@ import {
 import { headerConstants as h, Status } from "../ts/native/constants.ts";
 import { native } from "../ts/native/library.ts";
 import { assert, assertEquals, assertThrowsLLTM, cudaSkipReason, test } from "./harness.ts";
-import { makeInput, referenceError, tolerance } from "./helpers.ts";
+import { makeInput, referenceError, tolerance, withPrecision } from "./helpers.ts";
 import { referenceLinear } from "./linear_reference.ts";
 import { makeSequence, makeWeights } from "./sequence_helpers.ts";
 import { referenceSequence } from "./sequence_reference.ts";
@@ -28,15 +28,6 @@ import { referenceSequence } from "./sequence_reference.ts";
 const tf32Tolerance = 2e-3;
 const bf16Tolerance = 1e-2;
 
-function withPrecision<T>(precision: (typeof float32MatmulPrecisions)[number], body: () => T): T {
-  const before = getFloat32MatmulPrecision();
-  setFloat32MatmulPrecision(precision);
-  try {
-    return body();
-  } finally {
-    setFloat32MatmulPrecision(before);
-  }
-}
 
 test("setFloat32MatmulPrecision sets what getFloat32MatmulPrecision reads; highest is the default", () => {
   assertEquals(getFloat32MatmulPrecision(), "highest");

@@ -12,7 +12,7 @@ import {
   add, noGrad, sum, Tensor,
 } from "../ts/index.ts";
 import { assert, assertEquals, assertThrowsLLTM, cudaSkipReason, test } from "./harness.ts";
-import { dtype, layout, makeInput } from "./helpers.ts";
+import { dtype, layout, makeInput, withPrecision } from "./helpers.ts";
 import {
   assertProperty, magnitudeTolerance, makeSequence, makeWeights, mismatch, sequenceCase, sequenceLayout,
   sequenceTolerance,
@@ -188,7 +188,8 @@ for (const [device, skip] of devices) {
 
   test(`half types with lengths compute as float32 on the same values, rounded once, on ${device}`, () => {
     // The library stages half tensors through float32 (the compute type) and leaves lengths as they are,
-    // so a half call is the float32 call on the widened values with each result rounded to the half type.
+    // so a half call is the float32 call on the widened values with each result rounded to the half type,
+    // its products at the half type's precision ("medium" for bfloat16, "high" for float16: lltm.h).
     // (The CPU's bfloat16 has an engine of its own where the CPU has AVX512_BF16: sequence_bf16.test.ts.)
     const [T, B, F, S] = [5, 3, 4, 6];
     const lengths = [5, 2, 3];
@@ -209,8 +210,9 @@ for (const [device, skip] of devices) {
       using fw = lltmSequenceForward(x, w, b, h0, c0, { lengths: len });
       using bw = lltmSequenceBackward(go, undefined, undefined, fw.reserve!, x, w, h0, { lengths: len });
       using x32 = wide(x), w32 = wide(w), b32 = wide(b), h32 = wide(h0), c32 = wide(c0), go32 = wide(go);
-      using fw32 = lltmSequenceForward(x32, w32, b32, h32, c32, { lengths: len });
-      using bw32 = lltmSequenceBackward(go32, undefined, undefined, fw32.reserve!, x32, w32, h32, { lengths: len });
+      const precision = half === "bfloat16" ? "medium" : "high";
+      using fw32 = withPrecision(precision, () => lltmSequenceForward(x32, w32, b32, h32, c32, { lengths: len }));
+      using bw32 = withPrecision(precision, () => lltmSequenceBackward(go32, undefined, undefined, fw32.reserve!, x32, w32, h32, { lengths: len }));
       const pairs = [
         ["outputs", fw.outputs, fw32.outputs], ["lastH", fw.lastH, fw32.lastH], ["lastCell", fw.lastCell, fw32.lastCell],
         ["dInputs", bw.dInputs, bw32.dInputs], ["dWeights", bw.dWeights, bw32.dWeights], ["dH0", bw.dH0, bw32.dH0],

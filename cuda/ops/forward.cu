@@ -20,11 +20,12 @@ namespace {
 
 template <typename T>
 void forward(const ForwardArgs& a, DeviceState& dev, int32_t float32_precision) {
+  const StepPath path = choose_step_path(a.n.batch, a.n.state, a.n.state + a.n.features, fits_int32(a));
+  if (path == StepPath::kCublas && !blas_available()) no_cublas("lltm_forward");
   if constexpr (kIsHalf<T>) {
+    // One path at every size: its products on cuBLAS where the build has it (else the own kernel).
     half_forward<T>(a, dev);
   } else {
-    const StepPath path = choose_step_path(a.n.batch, a.n.state, a.n.state + a.n.features, fits_int32(a));
-    if (path == StepPath::kCublas && !blas_available()) no_cublas("lltm_forward");
 #if LLTM_HAVE_CUBLAS
     if (path == StepPath::kCublas) return cublas_forward<T>(a, dev, float32_precision);
 #endif

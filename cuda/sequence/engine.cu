@@ -75,6 +75,29 @@ bool big_half_products(const SequenceKernels& kernels, const GemmEngine& engine)
   return kernels.recurrence == Recurrence::kGraph && half_products<T>(engine);
 }
 
+template <typename M>
+M oriented(const M& m, bool transposed) {
+  return transposed ? m.transposed() : m;
+}
+
+// out = a' b' + beta out, a product over all T * B rows (a' being a, or its
+// transpose where ta says so, likewise b'): through bfloat16 copies of a and b
+// where `half` (big_half_products), a's being `a_copy` where the caller made
+// it already, so that one copy serves several products.
+template <typename T>
+void rows_product(const GemmEngine& engine, cudaStream_t stream, bool half, Matrix<const T> a, bool ta,
+                  Matrix<const T> b, bool tb, Matrix<T> out, T beta, const Bfloat16Copy* a_copy = nullptr) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (half) {
+      std::optional<Bfloat16Copy> own;
+      if (a_copy == nullptr) a_copy = &own.emplace(bfloat16_copy(stream, a));
+      const Bfloat16Copy b_copy = bfloat16_copy(stream, b);
+      return gemm_widened(engine, oriented(a_copy->m, ta), oriented(b_copy.m, tb), out, beta);
+    }
+  }
+  gemm<T>(engine, oriented(a, ta), oriented(b, tb), out, beta);
+}
+
 template <typename T>
 SequenceKernels choose(int64_t S, int64_t B) {
   return choose_sequence_kernels([&] { return cluster_fits<T>(S, B); }, [&] { return cluster_one_wave<T>(S, B); },
@@ -93,14 +116,8 @@ void forward(const SequenceForwardArgs& a, int32_t dtype, int32_t float32_precis
   const Matrix<const T> Wx{W.data + S * W.cs, G, F, W.rs, W.cs};
   // G_in [T * B, 3S] = X W_x^T for every step at once; the bias joins in the recurrence.
   auto project = [&](T* gin) {
-    const Matrix<T> out = row_major(gin, steps * B, G);
-    if constexpr (std::is_same_v<T, float>) {
-      if (big_half_products<T>(kernels, engine)) {
-        const Bfloat16Copy x = bfloat16_copy(dev.stream, X.m), w = bfloat16_copy(dev.stream, Wx);
-        return gemm_widened(engine, x.m, w.m.transposed(), out, 0.0f);
-      }
-    }
-    gemm<T>(engine, X.m, Wx.transposed(), out, T(0));
+    rows_product<T>(engine, dev.stream, big_half_products<T>(kernels, engine), X.m, false, Wx, true,
+                    row_major(gin, steps * B, G), T(0));
   };
   SequenceForwardTensors<T> p{nullptr,
                               accessor1<const T>(*a.bias),
@@ -171,15 +188,13 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
     if constexpr (std::is_same_v<T, float>) {
       if (half) dG_half = bfloat16_copy(dev.stream, dGm);
     }
+    const Bfloat16Copy* dG_copy = dG_half ? &*dG_half : nullptr;
     // d_inputs [T * B, F] = dG W_x when asked for, through a contiguous copy when its rows are not evenly spaced.
     if (a.d_inputs != nullptr) {
       Matrix<T> dX;
       Scratch dx_staged(rows_of(*a.d_inputs, dX) ? 0 : size_t(steps * B * F) * sizeof(T));
       if (dx_staged.as<void>() != nullptr) dX = row_major(dx_staged.as<T>(), steps * B, F);
-      if constexpr (std::is_same_v<T, float>) {
-        if (half) gemm_widened(engine, dG_half->m, bfloat16_copy(dev.stream, Wx).m, dX, 0.0f);
-      }
-      if (!half) gemm<T>(engine, dGm, Wx, dX, T(0));
+      rows_product<T>(engine, dev.stream, half, dGm, false, Wx, false, dX, T(0), dG_copy);
       if (dx_staged.as<void>() != nullptr)
         strided_copy(*a.d_inputs, contiguous_like(*a.d_inputs, dx_staged.as<void>()), dtype, dev.stream);
     }
@@ -194,17 +209,8 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
       return weight_gradients<T>({dGm, H, X.m, dW, d_bias, a.d_bias->strides[0], a.accumulate}, dev.stream);
     const T beta = a.accumulate ? T(1) : T(0);
     const Matrix<T> dWh{dW.data, G, S, dW.rs, dW.cs}, dWx{dW.data + S * dW.cs, G, F, dW.rs, dW.cs};
-    if constexpr (std::is_same_v<T, float>) {
-      if (half) {
-        const Bfloat16Copy h = bfloat16_copy(dev.stream, H), x = bfloat16_copy(dev.stream, X.m);
-        gemm_widened(engine, dG_half->m.transposed(), h.m, dWh, beta);
-        gemm_widened(engine, dG_half->m.transposed(), x.m, dWx, beta);
-      }
-    }
-    if (!half) {
-      gemm<T>(engine, dGm.transposed(), H, dWh, beta);
-      gemm<T>(engine, dGm.transposed(), X.m, dWx, beta);
-    }
+    rows_product<T>(engine, dev.stream, half, dGm, true, H, false, dWh, beta, dG_copy);
+    rows_product<T>(engine, dev.stream, half, dGm, true, X.m, false, dWx, beta, dG_copy);
     column_sums<T>(dev.stream, dGm, d_bias, a.d_bias->strides[0], a.accumulate);
   };
   if (kernels.recurrence == Recurrence::kGraph) return graph_backward<T>(p, engine, device, finish);

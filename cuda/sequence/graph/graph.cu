@@ -69,9 +69,12 @@ __global__ void __launch_bounds__(kBlockThreads)
     const bool live = t < p.lengths.of(b, p.steps);
     const CellUpdate<T> u = live ? cell_update(i, o, z, old_cell) : CellUpdate<T>{old_cell, old_h_of(p, t, b, s)};
     store_cell(p, t, b, s, u, live);
-    // store_cell wrote h_t to the slot only where no reserve takes it.
-    if (p.reserve != nullptr && t + 1 < p.steps) p.h_buffer[(t & 1) * n + e] = u.h;
-    if (h_half != nullptr && t + 1 < p.steps) h_half[(t & 1) * n + e] = RoundTo<__nv_bfloat16>::from(u.h);
+    // The next step's product reads h_t from h_half with half products, else from the float slot, which
+    // store_cell wrote only where no reserve takes h_t.
+    if (h_half != nullptr && t + 1 < p.steps)
+      h_half[(t & 1) * n + e] = RoundTo<__nv_bfloat16>::from(u.h);
+    else if (p.reserve != nullptr && t + 1 < p.steps)
+      p.h_buffer[(t & 1) * n + e] = u.h;
   }
 }
 
