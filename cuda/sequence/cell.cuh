@@ -188,10 +188,11 @@ __device__ __forceinline__ T last_grad_cell(const SequenceBackwardTensors<T>& p,
 }
 
 // The gate gradients of state s, row b, step t into dG, and the cell's
-// gradient on to step t - 1 (d_c0 at t = 0).
+// gradient on to step t - 1 (d_c0 at t = 0); returns them too, for a caller
+// that stores them elsewhere as well.
 template <typename T>
-__device__ __forceinline__ void backward_cell(const SequenceBackwardTensors<T>& p, int t, int b, int s,
-                                              const SavedCell<T>& v) {
+__device__ __forceinline__ CellGradients<T> backward_cell(const SequenceBackwardTensors<T>& p, int t, int b, int s,
+                                                          const SavedCell<T>& v) {
   const int64_t e = int64_t(b) * p.S + s;
   const bool last = t + 1 == p.steps;
   const int length = p.lengths.of(b, p.steps);
@@ -206,6 +207,7 @@ __device__ __forceinline__ void backward_cell(const SequenceBackwardTensors<T>& 
     p.d_c0[b][s] = d.d_cell;
   else
     p.dc[e] = d.d_cell;
+  return d;
 }
 
 }  // namespace lltm::cuda

@@ -96,12 +96,12 @@ __global__ void __launch_bounds__(kBlockThreads)
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     const RowCol at = row_col(e, n, p.S);
     const int b = int(at.row), s = at.col;
-    backward_cell(p, t, b, s, load_saved(p, t, b, s));
+    const CellGradients<T> d = backward_cell(p, t, b, s, load_saved(p, t, b, s));
     if (dG_half == nullptr) continue;
-    // This thread's own writes of backward_cell.
-    const T* dg = p.dG + (int64_t(t) * p.B + b) * 3 * p.S;
-    for (int gate = 0; gate < 3; ++gate)
-      dG_half[int64_t(b) * 3 * p.S + gate * p.S + s] = RoundTo<__nv_bfloat16>::from(dg[gate * p.S + s]);
+    __nv_bfloat16* dg = dG_half + int64_t(b) * 3 * p.S + s;
+    dg[0] = RoundTo<__nv_bfloat16>::from(d.d0);
+    dg[p.S] = RoundTo<__nv_bfloat16>::from(d.d1);
+    dg[2 * p.S] = RoundTo<__nv_bfloat16>::from(d.d2);
   }
 }
 
