@@ -5,18 +5,27 @@
  * kernels are chosen once per process (LLTM_CUDA_KERNELS=cluster, persistent,
  * graph, fused for the own product kernel instead of cuBLAS, or a combination).
  *
- * usage: bun scripts/check_sequence.ts [--cuda] [-v]
+ * With --lengths every case runs with per-sample lengths (from 1 to T); with
+ * --precision P its float32 products round as setFloat32MatmulPrecision(P)
+ * allows, judged at the bfloat16-level tolerance that "medium" needs.
+ *
+ * usage: bun scripts/check_sequence.ts [--cuda] [--lengths] [--precision P] [-v]
  */
 import { type DType, lltmSequenceBackward, lltmSequenceBackwardAccumulate, lltmSequenceForward, relativeError, Tensor } from "../ts/index.ts";
 import { distance, type Layout, makeInput, norm } from "../tests/helpers.ts";
 import { makeSequence, makeWeights, type SequenceLayout, sequenceTolerance } from "../tests/sequence_helpers.ts";
 import { type Gradient, referenceSequence } from "../tests/sequence_reference.ts";
 import { parseArgs } from "./args.ts";
+import { applyPrecisionArg } from "./precision_arg.ts";
 
-const usage = "usage: bun scripts/check_sequence.ts [--cuda] [-v]";
-const args = parseArgs(process.argv.slice(2), { flags: ["--cuda", "-v"] }, usage);
+const usage = "usage: bun scripts/check_sequence.ts [--cuda] [--lengths] [--precision P] [-v]";
+const args = parseArgs(process.argv.slice(2), { values: ["--precision"], flags: ["--cuda", "--lengths", "-v"] }, usage);
 const device = args.flags.has("--cuda") ? "cuda" : "cpu";
 const verbose = args.flags.has("-v");
+const withLengths = args.flags.has("--lengths");
+// "high" rounds products' operands to TF32 (10 bits), "medium" to bfloat16 (8 bits): the tolerance of the latter.
+const roundedProducts = applyPrecisionArg(args, usage) !== "highest";
+const roundedTolerance = 3e-2;
 
 interface Case {
   T: number;
@@ -95,10 +104,13 @@ for (const dtype of ["float32", "float64"] as DType[]) {
     using c0 = makeInput([B, S], "contiguous", seed + 5, dtype, device);
     using gradOutputs = makeSequence([T, B, S], "contiguous", seed + 6, dtype, device);
     using gradLastH = makeInput([B, S], "contiguous", seed + 7, dtype, device);
-    using fw = lltmSequenceForward(inputs, weights, bias, h0, c0);
-    using inference = lltmSequenceForward(inputs, weights, bias, h0, c0, { training: false });
-    const ref = referenceSequence(inputs, weights, bias, h0, c0, gradOutputs, gradLastH, undefined);
-    const tol = sequenceTolerance(dtype, T);
+    // Lengths over the whole range, the full length among them.
+    const lengthValues = withLengths ? Array.from({ length: B }, (_, b) => (b === 0 ? T : 1 + ((b * 7 + seed) % T))) : undefined;
+    using lengths = lengthValues && Tensor.fromTypedArray(Int32Array.from(lengthValues), [B], { dtype: "int32", device });
+    using fw = lltmSequenceForward(inputs, weights, bias, h0, c0, { lengths });
+    using inference = lltmSequenceForward(inputs, weights, bias, h0, c0, { training: false, lengths });
+    const ref = referenceSequence(inputs, weights, bias, h0, c0, gradOutputs, gradLastH, undefined, lengthValues);
+    const tol = roundedProducts && dtype === "float32" ? Math.max(roundedTolerance, sequenceTolerance(dtype, T)) : sequenceTolerance(dtype, T);
     const errors: [string, number][] = [];
     const compare = (name: string, t: Tensor, expected: ArrayLike<number>, magnitude?: ArrayLike<number>) =>
       errors.push([name, error(t.toTypedArray(), expected, tol, magnitude)]);
@@ -111,18 +123,18 @@ for (const dtype of ["float32", "float64"] as DType[]) {
       // Accumulating adds the gradients to what the outputs hold: start them at ones.
       using dWeights = Tensor.ones([3 * S, S + F], { dtype, device });
       using dBias = Tensor.ones([3 * S], { dtype, device });
-      using bw = lltmSequenceBackwardAccumulate(gradOutputs, gradLastH, undefined, fw.reserve!, inputs, weights, h0, dWeights, dBias);
+      using bw = lltmSequenceBackwardAccumulate(gradOutputs, gradLastH, undefined, fw.reserve!, inputs, weights, h0, dWeights, dBias, { lengths });
       for (const name of ["dInputs", "dH0", "dC0"] as const) compare(name, bw[name], ref[name], ref.magnitudes[name]);
       compare("dWeights (accumulated)", dWeights, ref.dWeights.map((v) => v + 1), ref.magnitudes.dWeights);
       compare("dBias (accumulated)", dBias, ref.dBias.map((v) => v + 1), ref.magnitudes.dBias);
     } else {
-      using bw = lltmSequenceBackward(gradOutputs, gradLastH, undefined, fw.reserve!, inputs, weights, h0);
+      using bw = lltmSequenceBackward(gradOutputs, gradLastH, undefined, fw.reserve!, inputs, weights, h0, { lengths });
       for (const name of ["dInputs", "dWeights", "dBias", "dH0", "dC0"] as Gradient[]) compare(name, bw[name], ref[name], ref.magnitudes[name]);
     }
     const worst = Math.max(...errors.map(([, e]) => e));
     const ok = worst <= tol;
     failed ||= !ok;
-    console.log(`${dtype} T=${T} ${B}x${F}x${S} ${c.inputs}: reference vs. ${device}: worst error ${worst.toExponential(2)} ... ${ok ? "Ok" : "FAILED"}`);
+    console.log(`${dtype} T=${T} ${B}x${F}x${S} ${c.inputs}${withLengths ? " with lengths" : ""}: reference vs. ${device}: worst error ${worst.toExponential(2)} ... ${ok ? "Ok" : "FAILED"}`);
     if (verbose || !ok) for (const [name, e] of errors) console.log(`    ${name}: ${e.toExponential(2)}`);
   }
 }

@@ -107,11 +107,17 @@ test("every CUDA sequence path matches the float64 reference: cluster, persisten
   const check = fileURLToPath(new URL("../scripts/check_sequence.ts", import.meta.url));
   const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
   const command = deno ? [deno.execPath(), "run", "--allow-all", check] : [process.execPath, check];
-  for (const kernels of ["cluster", "persistent", "graph", "fused,cluster", "fused,persistent", "fused,graph"]) {
-    const r = spawnSync(command[0]!, [...command.slice(1), "--cuda"], {
+  // The graph path again with lengths, with exact products and with "medium" ones (its bfloat16 copies of h
+  // and of the gate gradients, beside a dead sample's carried state).
+  const runs: [string, string[]][] = [
+    ...["cluster", "persistent", "graph", "fused,cluster", "fused,persistent", "fused,graph"].map((k): [string, string[]] => [k, []]),
+    ["graph", ["--lengths"]], ["graph", ["--lengths", "--precision", "medium"]],
+  ];
+  for (const [kernels, extra] of runs) {
+    const r = spawnSync(command[0]!, [...command.slice(1), "--cuda", ...extra], {
       encoding: "utf8",
       env: { ...process.env, LLTM_CUDA_KERNELS: kernels },
     });
-    assert(r.status === 0, `LLTM_CUDA_KERNELS=${kernels}: check_sequence.ts failed:\n${r.stdout}${r.stderr}`);
+    assert(r.status === 0, `LLTM_CUDA_KERNELS=${kernels} ${extra.join(" ")}: check_sequence.ts failed:\n${r.stdout}${r.stderr}`);
   }
 }, { skip });
