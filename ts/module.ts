@@ -263,8 +263,9 @@ export class LLTMLayer implements Disposable {
       // kernel adds the outputs' where both are.
       using fromOutputs = gradOutputs?.reshape([B, S]);
       const fromState = gradState?.[0];
-      using gradH = (fromState ?? fromOutputs)?.retain() ?? Tensor.zeros([B, S], o);
-      using gradCell = gradState ? gradState[1].retain() : Tensor.zeros([B, S], o);
+      using zeroH = fromState ?? fromOutputs ? undefined : Tensor.zeros([B, S], o);
+      using zeroCell = gradState ? undefined : Tensor.zeros([B, S], o);
+      const gradH = (fromState ?? fromOutputs ?? zeroH)!, gradCell = (gradState?.[1] ?? zeroCell)!;
       const g = fn.backward(gradH, gradCell, this.gradients(), { gradOutput: fromState ? fromOutputs : undefined });
       fn = undefined;
       const dInputs = g.dInput.reshape([1, B, F]);

@@ -48,8 +48,9 @@ class CellNode extends Node {
     const { f, weights } = this.saved!;
     using fromOutput = grads[2]?.reshape(f.newH.shape);
     const fromH = grads[0];
-    using gh = (fromH ?? fromOutput)?.retain() ?? zerosLike(f.newH);
-    using gc = grads[1] === undefined ? zerosLike(f.newCell) : grads[1].retain();
+    using zeroH = fromH ?? fromOutput ? undefined : zerosLike(f.newH);
+    using zeroCell = grads[1] ? undefined : zerosLike(f.newCell);
+    const gh = (fromH ?? fromOutput ?? zeroH)!, gc = (grads[1] ?? zeroCell)!;
     const options = { gradOutput: fromH ? fromOutput : undefined };
     const saved = [f.newCell, f.inputGate, f.outputGate, f.candidateCell, f.X, f.gateWeights, weights] as const;
     const into = accumulators(this, ctx);
