@@ -66,13 +66,12 @@ int32_t one_half_type(const ops::Checking& c) {
   return half;
 }
 
-// A call whose FLOAT tensors all have one half type runs in that type, with
-// nothing staged, where the device backend takes the op so.
-bool runs_in_half(ops::Checking& c, const DeviceBackend* backend) {
-  if (backend == nullptr || c.converted == 0 || c.call.compute != LLTM_FLOAT32 || backend->takes_half(c.op.id) == 0)
+// A call whose FLOAT tensors all have one half type (`half`, from
+// one_half_type) runs in that type, with nothing staged, where the device
+// backend takes the op so.
+bool runs_in_half(ops::Checking& c, const DeviceBackend* backend, int32_t half) {
+  if (backend == nullptr || half == -1 || c.call.compute != LLTM_FLOAT32 || backend->takes_half(c.op.id) == 0)
     return false;
-  const int32_t half = one_half_type(c);
-  if (half == -1) return false;
   c.call.compute = half;
   c.converted = 0;
   return true;
@@ -82,8 +81,7 @@ bool runs_in_half(ops::Checking& c, const DeviceBackend* backend) {
 // to what its own type holds, as its own kernels would (lltm.h): bfloat16
 // ones to bfloat16 (MEDIUM), float16 ones to TF32 (HIGH), whose 10-bit
 // mantissa holds float16's.
-void round_products_to_half(ops::Checking& c) {
-  const int32_t half = one_half_type(c);
+void round_products_to_half(ops::Checking& c, int32_t half) {
   if (half == -1) return;
   const int32_t allowed = half == LLTM_BFLOAT16 ? LLTM_MATMUL_PRECISION_MEDIUM : LLTM_MATMUL_PRECISION_HIGH;
   if (c.call.float32_matmul_precision < allowed) c.call.float32_matmul_precision = allowed;
@@ -127,12 +125,13 @@ void run_op(const char* fn, const ops::OpSchema& op, const lltm_call& given, boo
     return;
   }
   const DeviceBackend* backend = device_for(given.device_kind, given.device_index, fn);
-  if (c.converted == 0 || runs_in_half(c, backend)) {
+  const int32_t half = c.converted == 0 ? -1 : one_half_type(c);
+  if (c.converted == 0 || runs_in_half(c, backend, half)) {
     run_on(c, backend);
     return;
   }
   if (backend == nullptr && run_bf16(c)) return;
-  round_products_to_half(c);
+  round_products_to_half(c, half);
   Staging staging(c, backend, given.device_index);
   run_on(c, backend);
   staging.write_back();
