@@ -15,20 +15,12 @@
  */
 import { type DType, linear, linearBackward, Tensor } from "../ts/index.ts";
 import { assert, assertEquals, cudaSkipReason, test } from "./harness.ts";
-import { referenceError, tolerance } from "./helpers.ts";
+import { assertClose as close, randnScaled, tolerance } from "./helpers.ts";
 import { referenceLinear, referenceLinearBackward } from "./linear_reference.ts";
 
 const skip = cudaSkipReason();
 
-function randn(shape: number[], seed: number, dtype: DType, scale = 1): Tensor {
-  using base = Tensor.randn(shape, { seed });
-  return Tensor.fromTypedArray(base.toTypedArray().map((v) => v * scale), shape, { dtype, device: "cuda" });
-}
-
-function close(what: string, t: Tensor, expected: ArrayLike<number>, tol: number): void {
-  const err = referenceError(t.toTypedArray(), expected);
-  assert(err <= tol, `${what}: error ${err.toExponential(2)} > ${tol}`);
-}
+const randn = (shape: number[], seed: number, dtype: DType, scale = 1) => randnScaled(shape, seed, dtype, scale, "cuda");
 
 for (const dt of ["bfloat16", "float16"] as const) {
   test(`CUDA linear and its backward in ${dt} at tensor-core sizes match the float64 reference`, () => {

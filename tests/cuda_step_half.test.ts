@@ -16,19 +16,11 @@
  */
 import { cuda, type DType, lltmBackward, lltmBackwardAccumulate, lltmForward, referenceBackward, referenceForward, Tensor } from "../ts/index.ts";
 import { assert, assertEquals, cudaSkipReason, test } from "./harness.ts";
-import { referenceError, tolerance } from "./helpers.ts";
+import { assertClose as close, randnScaled, tolerance } from "./helpers.ts";
 
 const skip = cudaSkipReason();
 
-function randn(shape: number[], seed: number, dtype: DType, scale = 1): Tensor {
-  using base = Tensor.randn(shape, { dtype: "float64", seed });
-  return Tensor.fromTypedArray(base.toTypedArray().map((v) => v * scale), shape, { dtype, device: "cuda" });
-}
-
-function close(what: string, t: Tensor, expected: ArrayLike<number>, tol: number): void {
-  const err = referenceError(t.toTypedArray(), expected);
-  assert(err <= tol, `${what}: error ${err.toExponential(2)} > ${tol}`);
-}
+const randn = (shape: number[], seed: number, dtype: DType, scale = 1) => randnScaled(shape, seed, dtype, scale, "cuda");
 
 const bytes = (ts: readonly Tensor[]) => ts.reduce((sum, t) => sum + t.numel * t.itemSize, 0);
 

@@ -24,7 +24,7 @@ import {
   type Parameter, referenceBackward, referenceForward, SGD, Tensor,
 } from "../ts/index.ts";
 import { assert, cudaSkipReason, test } from "./harness.ts";
-import { referenceError, tolerance } from "./helpers.ts";
+import { assertClose as close, randnScaled as randn, tolerance } from "./helpers.ts";
 import { referenceLinear, referenceLinearBackward } from "./linear_reference.ts";
 import { referenceSequence } from "./sequence_reference.ts";
 
@@ -38,16 +38,6 @@ const devices: readonly DeviceName[] = ["cpu", "cuda"];
 const skipOn = (device: DeviceName) => (device === "cuda" ? cudaSkipReason() : false);
 
 /** Seeded normal values times `scale`, stored as `dtype` on `device`. */
-function randn(shape: number[], s: number, dtype: DType, scale = 1, device: DeviceName = "cpu"): Tensor {
-  using base = Tensor.randn(shape, { dtype: "float64", seed: s });
-  return Tensor.fromTypedArray(base.toTypedArray().map((v) => v * scale), shape, { dtype, device });
-}
-
-function close(what: string, actual: Tensor, expected: ArrayLike<number>, tol: number): void {
-  const err = referenceError(actual.toTypedArray(), expected);
-  assert(err <= tol, `${what}: error ${err} > ${tol}`);
-}
-
 /** The step's tensors: activations in `act`, weights and bias in `param`, the cell state in `cell`. */
 function stepInputs(B: number, F: number, S: number, s: number, act: DType, param: DType, cell: DType, device: DeviceName) {
   const t = {

@@ -4,6 +4,7 @@ import fc from "fast-check";
 import {
   type DeviceLike, type DType, type Float32MatmulPrecision, getFloat32MatmulPrecision, setFloat32MatmulPrecision, Tensor,
 } from "../ts/index.ts";
+import { assert } from "./harness.ts";
 
 /**
  * Relative error bounds against the float64 reference (on the same inputs,
@@ -99,9 +100,19 @@ export function makeInput(
  */
 function scaledRandn(shape: readonly number[], opts: { dtype: DType; device: DeviceLike; seed: number }, scale: number): Tensor {
   if (scale === 1) return Tensor.randn(shape, opts);
-  using base = Tensor.randn(shape, { dtype: "float64", seed: opts.seed });
-  const values = base.toTypedArray().map((v) => v * scale);
-  return Tensor.fromTypedArray(values, shape, { dtype: opts.dtype, device: opts.device });
+  return randnScaled(shape, opts.seed, opts.dtype, scale, opts.device);
+}
+
+/** Normal values from `seed`, drawn in float64, times `scale`, rounded once to `dtype`, on `device`. */
+export function randnScaled(shape: readonly number[], seed: number, dtype: DType, scale = 1, device: DeviceLike = "cpu"): Tensor {
+  using base = Tensor.randn(shape, { dtype: "float64", seed });
+  return Tensor.fromTypedArray(base.toTypedArray().map((v) => v * scale), shape, { dtype, device });
+}
+
+/** Asserts that `actual` is within `tol` of `expected` (referenceError's measure), naming `what`. */
+export function assertClose(what: string, actual: Tensor, expected: ArrayLike<number>, tol: number): void {
+  const err = referenceError(actual.toTypedArray(), expected);
+  assert(err <= tol, `${what}: error ${err.toExponential(2)} > ${tol}`);
 }
 
 /** Sizes from 1 to 257, mostly small (the reference is plain loops), with odd and non-power-of-two values. */
