@@ -353,6 +353,33 @@ static const int32_t kOps[F_SEQUENCE_RESERVE_BYTES] = {
     LLTM_OP_SGD_STEP, LLTM_OP_ADAM_STEP, LLTM_OP_SEQUENCE_FORWARD, LLTM_OP_SEQUENCE_BACKWARD, LLTM_OP_LINEAR,
     LLTM_OP_LINEAR_BACKWARD};
 
+/* The table of lltm_ops.def as a list: -(code + 1) where an op starts, 0 for each of its slots. */
+static const int32_t kTable[] = {
+#define LLTM_DTYPE(ID, code, name, bytes, cls)
+#define LLTM_OP(ID, code, entry, sizes, flags) -((code) + 1),
+#define LLTM_SLOT(name, role, shape) 0,
+#define LLTM_SCALAR(name, kind, lo, hi)
+#include "lltm_ops.def"
+#undef LLTM_DTYPE
+#undef LLTM_OP
+#undef LLTM_SLOT
+#undef LLTM_SCALAR
+};
+
+/* How many tensor slots op `code` has, counted from lltm_ops.def. */
+static int slot_count(int32_t code) {
+  int n = 0, in_op = 0;
+  for (size_t i = 0; i < sizeof kTable / sizeof kTable[0]; ++i) {
+    if (kTable[i] < 0) {
+      if (in_op) break;
+      in_op = kTable[i] == -(code + 1);
+    } else if (in_op) {
+      ++n;
+    }
+  }
+  return n;
+}
+
 /* The name an lltm_run call's messages start with: its op's entry point. */
 static const char* op_entry(Fn fn) { return kFnNames[fn == F_BACKWARD_EX ? F_BACKWARD : fn]; }
 
@@ -728,10 +755,10 @@ static int mutate(Call* c, Mutation m, Expectation* e) {
     }
     case M_GIVEN: {
       /* lltm_run only: a bit past the op's slots, or a present slot's bit cleared. */
-      static const int kSlots[F_SEQUENCE_RESERVE_BYTES] = {12, 14, 14, 2, 1, 2, 3, 4, 10, 13, 4, 6};
       if (!c->via_run) return 0;
       if (below(2)) {
-        c->extra_given = 1u << (kSlots[fn] + (int)below((uint64_t)(32 - kSlots[fn])));
+        const int slots = slot_count(kOps[fn]);
+        c->extra_given = 1u << (slots + (int)below((uint64_t)(32 - slots)));
         e->status = LLTM_ERR_INVALID_ARGUMENT;
         return 1;
       }
