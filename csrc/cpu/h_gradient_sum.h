@@ -2,16 +2,17 @@
 // one-step sequence's output is its h), joins grad_h before the CPU kernels
 // run: their sum as one contiguous [B, S] tensor, so that the kernels read
 // one gradient of h as before. A pass over B·S elements, beside products of
-// B·3S·(S+F) multiply-adds.
+// B·3S·(S+F) multiply-adds. In the instruction-set variant's namespace, as
+// the kernels that include it (kernels.h), so no variant's code mixes in another's.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "../accessor.h"
 #include "../lltm_args.h"
+#include "elementwise_rows.h"
 
-namespace lltm::cpu {
+namespace lltm::cpu::LLTM_ISA_NAMESPACE {
 
 // Where grad_output is given: grad_h + grad_output into `storage` (elements
 // of type Storage, summed as load() gives them and rounded by store()), `sum`
@@ -21,15 +22,14 @@ void join_h_gradients(BackwardArgs& args, std::vector<Storage>& storage, lltm_te
   if (args.grad_output == nullptr) return;
   const int64_t B = args.n.batch, S = args.n.state;
   storage.resize(size_t(B) * size_t(S));
-  const auto h = accessor<const Storage, 2>(*args.grad_h), o = accessor<const Storage, 2>(*args.grad_output);
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t s = 0; s < S; ++s) storage[size_t(b * S + s)] = store(load(h[b][s]) + load(o[b][s]));
   sum = *args.grad_h;
   sum.data = storage.data();
   sum.strides[0] = S;
   sum.strides[1] = 1;
+  each_of_three<Storage>(sum, *args.grad_h, *args.grad_output,
+                         [&](Storage& o, Storage h, Storage g) { o = store(load(h) + load(g)); });
   args.grad_h = &sum;
   args.grad_output = nullptr;
 }
 
-}  // namespace lltm::cpu
+}  // namespace lltm::cpu::LLTM_ISA_NAMESPACE

@@ -77,7 +77,8 @@ inline bool fits_int32(const BackwardArgs& a) {
 }
 
 // Gradient of the loss with respect to gate n (before its activation) of
-// batch row b (new_h's gradient being grad_h plus grad_output where given); d_cell receives the gradient with respect to the new cell of
+// batch row b (new_h's gradient being grad_h plus grad_output where given);
+// d_cell receives the gradient with respect to the new cell of
 // state n % S, which is also the old cell's (c' = c + z i). Both are in
 // Accumulate<T>: the half types are read as float and computed in float.
 // The slopes come from the saved gates and cell as the sequence engine forms
