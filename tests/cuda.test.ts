@@ -112,6 +112,8 @@ test("every CUDA sequence path matches the float64 reference: cluster, persisten
   const runs: [string, string[]][] = [
     ...["cluster", "persistent", "graph", "fused,cluster", "fused,persistent", "fused,graph"].map((k): [string, string[]] => [k, []]),
     ["graph", ["--lengths"]], ["graph", ["--lengths", "--precision", "medium"]],
+    // The persistent recurrence on the tensor cores (TF32 products, S up to 512), with and without lengths.
+    ["persistent", ["--precision", "high"]], ["persistent", ["--lengths", "--precision", "high"]],
   ];
   for (const [kernels, extra] of runs) {
     const r = spawnSync(command[0]!, [...command.slice(1), "--cuda", ...extra], {

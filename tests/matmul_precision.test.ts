@@ -7,7 +7,8 @@
  * bfloat16 products under "medium" on the graph path, both passes (its steps'
  * products and those over all steps: the projection, d_inputs, d_weights);
  * a bfloat16 (float16) sequence, staged through float32 on CUDA, computes
- * its products as at "medium" ("high") whatever the setting.
+ * its products as at "medium" ("high") whatever the setting; the persistent
+ * recurrence's product on the tensor cores under "high".
  */
 import {
   backendInfo, float32MatmulPrecisions, getFloat32MatmulPrecision, linear, lltmSequenceBackward, lltmSequenceForward,
@@ -15,6 +16,7 @@ import {
 } from "../ts/index.ts";
 import { headerConstants as h, Status } from "../ts/native/constants.ts";
 import { native } from "../ts/native/library.ts";
+import { runChild, testFile } from "./child.ts";
 import { assert, assertEquals, assertThrowsLLTM, cudaSkipReason, test } from "./harness.ts";
 import { makeInput, referenceError, tolerance, withPrecision } from "./helpers.ts";
 import { referenceLinear } from "./linear_reference.ts";
@@ -178,4 +180,21 @@ test("CUDA: a bfloat16 (float16) sequence's products round as at medium (high) u
       for (const [i, values] of got.entries()) assertEquals(values, atFloor[i]!, `${dtype} result ${i}, run ${k}, as under ${floor}`);
     }
   }
+}, { skip });
+
+test("CUDA: the persistent recurrence takes the tensor cores' TF32 products under high, the same sums each run", () => {
+  // With the own product kernel (exact at every precision) around the recurrence, only the recurrent product
+  // rounds under "high": at these sizes it runs on the tensor cores (an sm_80 or later GPU of 14 or more
+  // multiprocessors), and the kernels in force for the process need a process of its own.
+  const r = runChild(testFile("tensor_core_child.ts"), [], { env: { LLTM_CUDA_KERNELS: "fused,persistent" } });
+  assert(r.status === 0, `tensor_core_child.ts failed:\n${r.stdout}${r.stderr}`);
+  const { highest, high, same } = JSON.parse(r.stdout.trim().split("\n").at(-1)!) as {
+    highest: Record<string, number>; high: Record<string, number>; same: boolean;
+  };
+  for (const name of ["outputs", "dH0", "dWeights"]) {
+    assert(highest[name]! <= tolerance.float32, `${name} under highest: ${highest[name]}`);
+    assert(high[name]! <= tf32Tolerance, `${name} under high: ${high[name]}`);
+    assert(high[name]! > 10 * highest[name]!, `${name} under high (${high[name]}) rounds more than highest (${highest[name]}): TF32 is in use`);
+  }
+  assert(same, "two runs under high give the same results");
 }, { skip });

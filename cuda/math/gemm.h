@@ -86,6 +86,14 @@ bool half_products(const GemmEngine& engine) {
   return std::is_same_v<T, float> && engine.float32_precision == LLTM_MATMUL_PRECISION_MEDIUM;
 }
 
+// Whether products computed in T may round their operands to TF32: float32
+// at LLTM_MATMUL_PRECISION_HIGH or MEDIUM, as PyTorch allows TF32 under
+// "high" and "medium".
+template <typename T>
+bool tf32_products(const GemmEngine& engine) {
+  return std::is_same_v<T, float> && engine.float32_precision != LLTM_MATMUL_PRECISION_HIGHEST;
+}
+
 // A row-major bfloat16 copy of a float32 matrix (any strides), made on
 // `stream`: an operand for gemm_widened, which `buffer` holds.
 struct Bfloat16Copy {

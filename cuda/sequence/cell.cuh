@@ -110,14 +110,15 @@ __device__ __forceinline__ T old_h_of(const SequenceForwardTensors<T>& p, int t,
 }
 
 // The cell update of state s, row b, step t once its gates are known,
-// stored; past the sample's length, its state carried instead.
+// stored; past the sample's length, its state carried instead. Returns the
+// state stored, for a caller that keeps the cell in a register.
 template <typename T>
-__device__ __forceinline__ void finish_cell(const SequenceForwardTensors<T>& p, int t, int b, int s, T i, T o, T z,
-                                            T old_cell) {
-  if (t < p.lengths.of(b, p.steps))
-    store_cell(p, t, b, s, cell_update(i, o, z, old_cell), true);
-  else
-    store_cell(p, t, b, s, CellUpdate<T>{old_cell, old_h_of(p, t, b, s)}, false);
+__device__ __forceinline__ CellUpdate<T> finish_cell(const SequenceForwardTensors<T>& p, int t, int b, int s, T i,
+                                                     T o, T z, T old_cell) {
+  const bool live = t < p.lengths.of(b, p.steps);
+  const CellUpdate<T> u = live ? cell_update(i, o, z, old_cell) : CellUpdate<T>{old_cell, old_h_of(p, t, b, s)};
+  store_cell(p, t, b, s, u, live);
+  return u;
 }
 
 // Step 0's entry of the saved h plane: h0 itself.

@@ -146,7 +146,7 @@ void forward(const SequenceForwardArgs& a, int32_t dtype, int32_t float32_precis
   if (on_chip)
     cluster_forward(p, dev.stream);
   else
-    persistent_forward(p, dev.stream);
+    persistent_forward(p, tf32_products<T>(engine), dev.stream);
 }
 
 template <typename T>
@@ -224,7 +224,7 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
   if (on_chip)
     cluster_backward(p, dev.stream);
   else
-    persistent_backward(p, dev.stream);
+    persistent_backward(p, tf32_products<T>(engine), dev.stream);
   finish(dG.as<T>());
 }
 

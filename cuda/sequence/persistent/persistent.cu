@@ -4,8 +4,10 @@
 
 #include "runtime/launch.h"
 #include "sequence/persistent/backward_kernel.cuh"
+#include "sequence/persistent/backward_mma_kernel.cuh"
 #include "sequence/persistent/backward_split_kernel.cuh"
 #include "sequence/persistent/forward_kernel.cuh"
+#include "sequence/persistent/forward_mma_kernel.cuh"
 #include "sequence/persistent/forward_split_kernel.cuh"
 #include "sequence/persistent/persistent.h"
 #include "sequence/persistent/plan.h"
@@ -54,8 +56,15 @@ bool persistent_fits(int64_t S, int64_t B) {
 }
 
 template <typename T>
-void persistent_forward(const SequenceForwardTensors<T>& p, cudaStream_t stream) {
+void persistent_forward(const SequenceForwardTensors<T>& p, bool tf32, cudaStream_t stream) {
   if constexpr (std::is_same_v<T, float>) {
+    if (tf32) {
+      const persistent::SplitPlan mma = persistent::tensor_core_plan(
+          reinterpret_cast<const void*>(persistent::forward_mma<T>), p.S, p.B, persistent::forward_mma_shared_bytes(p.S));
+      if (mma.blocks > 0)
+        return launch_cooperative("forward_mma", persistent::forward_mma<T>, dim3(unsigned(mma.blocks)),
+                                  dim3(persistent::kThreads), mma.shared, stream, p, mma.state_groups);
+    }
     const persistent::SplitPlan split =
         persistent::split_plan(reinterpret_cast<const void*>(persistent::forward_split<T>), p.S, p.B,
                                persistent::forward_split_shared_bytes(p.S));
@@ -72,8 +81,16 @@ void persistent_forward(const SequenceForwardTensors<T>& p, cudaStream_t stream)
 }
 
 template <typename T>
-void persistent_backward(const SequenceBackwardTensors<T>& p, cudaStream_t stream) {
+void persistent_backward(const SequenceBackwardTensors<T>& p, bool tf32, cudaStream_t stream) {
   if constexpr (std::is_same_v<T, float>) {
+    if (tf32) {
+      const persistent::SplitPlan mma =
+          persistent::tensor_core_plan(reinterpret_cast<const void*>(persistent::backward_mma<T>), p.S, p.B,
+                                       persistent::backward_mma_shared_bytes(p.S));
+      if (mma.blocks > 0)
+        return launch_cooperative("backward_mma", persistent::backward_mma<T>, dim3(unsigned(mma.blocks)),
+                                  dim3(persistent::kThreads), mma.shared, stream, p, mma.state_groups);
+    }
     const persistent::SplitPlan split = persistent::split_plan(
         reinterpret_cast<const void*>(persistent::backward_split<T>), p.S, p.B, persistent::split_shared_bytes(p.S));
     if (split.blocks > 0)
@@ -90,9 +107,9 @@ void persistent_backward(const SequenceBackwardTensors<T>& p, cudaStream_t strea
 
 template bool persistent_fits<float>(int64_t, int64_t);
 template bool persistent_fits<double>(int64_t, int64_t);
-template void persistent_forward<float>(const SequenceForwardTensors<float>&, cudaStream_t);
-template void persistent_forward<double>(const SequenceForwardTensors<double>&, cudaStream_t);
-template void persistent_backward<float>(const SequenceBackwardTensors<float>&, cudaStream_t);
-template void persistent_backward<double>(const SequenceBackwardTensors<double>&, cudaStream_t);
+template void persistent_forward<float>(const SequenceForwardTensors<float>&, bool, cudaStream_t);
+template void persistent_forward<double>(const SequenceForwardTensors<double>&, bool, cudaStream_t);
+template void persistent_backward<float>(const SequenceBackwardTensors<float>&, bool, cudaStream_t);
+template void persistent_backward<double>(const SequenceBackwardTensors<double>&, bool, cudaStream_t);
 
 }  // namespace lltm::cuda

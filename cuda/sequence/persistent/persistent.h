@@ -13,12 +13,14 @@ namespace lltm::cuda {
 template <typename T>
 bool persistent_fits(int64_t S, int64_t B);
 
-// After the input projection: p.gin holds x_t W_x^T for every step.
+// After the input projection: p.gin holds x_t W_x^T for every step. With
+// tf32 (float32 products allowed to round to TF32), the recurrent product
+// takes the tensor cores where their kernel fits.
 template <typename T>
-void persistent_forward(const SequenceForwardTensors<T>& p, cudaStream_t stream);
+void persistent_forward(const SequenceForwardTensors<T>& p, bool tf32, cudaStream_t stream);
 
-// Fills p.dG for every step, d_h0 and d_c0.
+// Fills p.dG for every step, d_h0 and d_c0; tf32 as for the forward.
 template <typename T>
-void persistent_backward(const SequenceBackwardTensors<T>& p, cudaStream_t stream);
+void persistent_backward(const SequenceBackwardTensors<T>& p, bool tf32, cudaStream_t stream);
 
 }  // namespace lltm::cuda

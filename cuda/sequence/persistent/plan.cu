@@ -8,6 +8,7 @@
 
 #include "runtime/device.h"
 #include "sequence/persistent/backward_split_kernel.cuh"
+#include "sequence/persistent/forward_mma_kernel.cuh"
 #include "sequence/persistent/plan.h"
 #include "sequence/persistent/staging.cuh"
 #include "sequence/persistent/work_split.cuh"
@@ -17,7 +18,7 @@ namespace lltm::cuda::persistent {
 namespace {
 
 struct DeviceLimits {
-  bool cooperative;
+  bool cooperative, tensor_core_tf32;
   int multiprocessors;
   size_t shared_per_block, shared_per_multiprocessor, shared_reserved_per_block;
 };
@@ -28,14 +29,15 @@ const DeviceLimits& limits(int device) {
   std::lock_guard<std::mutex> lock(mutex);
   std::unique_ptr<DeviceLimits>& l = all.at(device);
   if (!l) {
-    int cooperative = 0, sms = 0, per_block = 0, per_sm = 0, reserved = 0;
+    int cooperative = 0, major = 0, sms = 0, per_block = 0, per_sm = 0, reserved = 0;
     LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+    LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
     LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
     LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
     LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
     l = std::make_unique<DeviceLimits>(
-        DeviceLimits{cooperative != 0, sms, size_t(per_block), size_t(per_sm), size_t(reserved)});
+        DeviceLimits{cooperative != 0, major >= 8, sms, size_t(per_block), size_t(per_sm), size_t(reserved)});
   }
   return *l;
 }
@@ -92,7 +94,13 @@ Plan plan(const void* kernel, int states, int64_t S, int64_t B, int64_t row_elem
   return result;
 }
 
-SplitPlan split_plan(const void* kernel, int64_t S, int64_t B, int64_t shared) {
+namespace {
+
+// A batch-split grid of `shared` bytes a block for S states and B rows, where
+// `pays` (given the grid's blocks and groups of rows, and the device's
+// limits) and every block is resident at once; cached per kernel and size.
+template <typename Pays>
+SplitPlan grid_plan(const void* kernel, int64_t S, int64_t B, int64_t shared, Pays&& pays) {
   int device = 0;
   LLTM_CUDA_CHECK(cudaGetDevice(&device));
   static std::mutex mutex;
@@ -104,13 +112,27 @@ SplitPlan split_plan(const void* kernel, int64_t S, int64_t B, int64_t shared) {
   const int64_t state_groups = (S + kSplitStates - 1) / kSplitStates, row_groups = (B + kSplitRows - 1) / kSplitRows;
   const int64_t blocks = state_groups * row_groups;
   SplitPlan result{0, 0, 0};
-  if (l.cooperative && row_groups >= 2 && blocks <= l.multiprocessors && 2 * blocks > l.multiprocessors &&
+  if (l.cooperative && blocks <= l.multiprocessors && pays(blocks, row_groups, l) &&
       shared <= int64_t(l.shared_per_block) &&
       shared + int64_t(l.shared_reserved_per_block) <= int64_t(l.shared_per_multiprocessor)) {
     if (resident_blocks(kernel, l, size_t(shared)) >= 1) result = {int(state_groups), int(blocks), size_t(shared)};
   }
   plans.emplace(key, result);
   return result;
+}
+
+}  // namespace
+
+SplitPlan split_plan(const void* kernel, int64_t S, int64_t B, int64_t shared) {
+  return grid_plan(kernel, S, B, shared, [](int64_t blocks, int64_t row_groups, const DeviceLimits& l) {
+    return row_groups >= 2 && 2 * blocks > l.multiprocessors;
+  });
+}
+
+SplitPlan tensor_core_plan(const void* kernel, int64_t S, int64_t B, int64_t shared) {
+  return grid_plan(kernel, S, B, shared, [&](int64_t, int64_t, const DeviceLimits& l) {
+    return l.tensor_core_tf32 && S <= kMmaMaxState;
+  });
 }
 
 template Plan plan<float>(const void*, int, int64_t, int64_t, int64_t, int64_t);
