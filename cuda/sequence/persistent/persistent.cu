@@ -60,7 +60,7 @@ void persistent_forward(const SequenceForwardTensors<T>& p, bool tf32, cudaStrea
   if constexpr (std::is_same_v<T, float>) {
     if (tf32) {
       const persistent::SplitPlan mma = persistent::tensor_core_plan(
-          reinterpret_cast<const void*>(persistent::forward_mma<T>), p.S, p.B, persistent::forward_mma_shared_bytes(p.S));
+          reinterpret_cast<const void*>(persistent::forward_mma<T>), p.S, p.B, persistent::kForwardMmaSharedBytes);
       if (mma.blocks > 0)
         return launch_cooperative("forward_mma", persistent::forward_mma<T>, dim3(unsigned(mma.blocks)),
                                   dim3(persistent::kThreads), mma.shared, stream, p, mma.state_groups);
@@ -86,7 +86,7 @@ void persistent_backward(const SequenceBackwardTensors<T>& p, bool tf32, cudaStr
     if (tf32) {
       const persistent::SplitPlan mma =
           persistent::tensor_core_plan(reinterpret_cast<const void*>(persistent::backward_mma<T>), p.S, p.B,
-                                       persistent::backward_mma_shared_bytes(p.S));
+                                       persistent::kBackwardMmaSharedBytes);
       if (mma.blocks > 0)
         return launch_cooperative("backward_mma", persistent::backward_mma<T>, dim3(unsigned(mma.blocks)),
                                   dim3(persistent::kThreads), mma.shared, stream, p, mma.state_groups);

@@ -68,22 +68,6 @@ __device__ __forceinline__ void stage(T* dst, const T* src, int64_t count) {
   }
 }
 
-// stage() for `rows` rows of `count` elements, consecutive in memory, into
-// shared rows `ld` apart (the tensor-core kernels' padded rows, ld a
-// multiple of 4): 16-byte copies where every row starts on 16 bytes.
-__device__ __forceinline__ void stage_rows(float* dst, int ld, const float* src, int rows, int count) {
-  if (count % 4 == 0 && reinterpret_cast<uintptr_t>(src) % 16 == 0) {
-    const int chunks = count / 4;
-    for (int e = threadIdx.x; e < rows * chunks; e += kThreads) {
-      const int r = e / chunks, c = e % chunks;
-      __pipeline_memcpy_async(dst + r * ld + 4 * c, src + int64_t(r) * count + 4 * c, 16);
-    }
-    __pipeline_commit();
-  } else {
-    for (int e = threadIdx.x; e < rows * count; e += kThreads) dst[e / count * ld + e % count] = __ldcg(src + e);
-  }
-}
-
 __device__ __forceinline__ void stage_wait() { __pipeline_wait_prior(0); }
 
 }  // namespace lltm::cuda::persistent

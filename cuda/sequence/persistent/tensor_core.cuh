@@ -8,6 +8,12 @@
 // A[g + 8][c + 4]; B's B[c][g] and B[c + 4][g]; D's D[g][2c], D[g][2c + 1],
 // D[g + 8][2c] and D[g + 8][2c + 1]. From sm_80 on; the callers' plans never
 // launch a kernel holding these on an older device.
+//
+// The kernels read A straight from memory into registers, two depth tiles
+// at a time: a tile's depth order is free as long as A and B agree on it,
+// so lane (g, c) takes the 4 consecutive floats from depth 16 p + 4c of its
+// two rows in one 16-byte load, tile 2p's depths c and c + 4 being 4c and
+// 4c + 1 and tile 2p + 1's 4c + 2 and 4c + 3 (pair_depth gives B's).
 #pragma once
 
 #include <cstdint>
@@ -17,14 +23,10 @@ namespace lltm::cuda::persistent {
 constexpr int kMmaRows = 16;  // an m16n8k8 tile's rows (M)
 constexpr int kMmaCols = 8;   // its columns (N)
 constexpr int kMmaDepth = 8;  // its depth (K)
+constexpr int kPairDepth = 2 * kMmaDepth;
 
-// A depth of K padded to whole tiles.
-__host__ __device__ constexpr int64_t mma_depth(int64_t K) { return (K + kMmaDepth - 1) / kMmaDepth * kMmaDepth; }
-
-// The stride of a staged row of depth K in shared memory: 4 floats past the
-// padded depth, so that the 8 rows an A fragment reads at once start 4 banks
-// apart and its 32 lanes meet in no bank.
-__host__ __device__ constexpr int64_t mma_row_stride(int64_t K) { return mma_depth(K) + 4; }
+// The pairs of depth tiles that cover a depth of K.
+__host__ __device__ constexpr int mma_pairs(int64_t K) { return int((K + kPairDepth - 1) / kPairDepth); }
 
 __device__ __forceinline__ uint32_t to_tf32(float x) {
   uint32_t r;
@@ -32,15 +34,33 @@ __device__ __forceinline__ uint32_t to_tf32(float x) {
   return r;
 }
 
-// A's fragment of the 16 x 8 tile at `a` (A[0][0] in shared memory, rows `ld` apart), rounded to TF32.
 struct AFragment {
   uint32_t r[4];
 };
 
-__device__ __forceinline__ AFragment load_a(const float* a, int ld, int lane) {
-  const int g = lane / 4, c = lane % 4;
-  return {{to_tf32(a[g * ld + c]), to_tf32(a[(g + 8) * ld + c]), to_tf32(a[g * ld + c + 4]),
-           to_tf32(a[(g + 8) * ld + c + 4])}};
+// A's fragments of depth tiles 2p and 2p + 1; row4(row, k) returns the 4
+// floats of A's row `row` from depth k (zeros past A's rows and depth).
+template <typename Row4>
+__device__ __forceinline__ void load_a_pair(Row4&& row4, int p, int lane, AFragment (&a)[2]) {
+  const int g = lane / 4, k = p * kPairDepth + 4 * (lane % 4);
+  const float4 lo = row4(g, k), hi = row4(g + 8, k);
+  a[0] = {{to_tf32(lo.x), to_tf32(hi.x), to_tf32(lo.y), to_tf32(hi.y)}};
+  a[1] = {{to_tf32(lo.z), to_tf32(hi.z), to_tf32(lo.w), to_tf32(hi.w)}};
+}
+
+// The depths of B's two registers for lane's column in depth tile 2p + tile.
+__device__ __forceinline__ int pair_depth(int p, int tile, int lane) {
+  return p * kPairDepth + 4 * (lane % 4) + 2 * tile;
+}
+
+// 4 floats of a row of `depth` from `row` + k, through L2 (other blocks
+// wrote them before the grid barrier): one 16-byte load where `vector` (row
+// on 16 bytes, depth a multiple of 4), else one at a time; zeros past depth.
+__device__ __forceinline__ float4 row_floats(const float* row, int k, int depth, bool vector) {
+  if (k >= depth) return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  if (vector) return __ldcg(reinterpret_cast<const float4*>(row + k));
+  return make_float4(__ldcg(row + k), k + 1 < depth ? __ldcg(row + k + 1) : 0.0f,
+                     k + 2 < depth ? __ldcg(row + k + 2) : 0.0f, k + 3 < depth ? __ldcg(row + k + 3) : 0.0f);
 }
 
 // D += A B for a 16 x 8 tile, B's fragment (b0, b1) already in TF32.
@@ -57,6 +77,15 @@ __device__ __forceinline__ void store_tile(float* out, int ld, int lane, const f
   const int g = lane / 4, c = lane % 4;
   *reinterpret_cast<float2*>(out + g * ld + 2 * c) = make_float2(d[0], d[1]);
   *reinterpret_cast<float2*>(out + (g + 8) * ld + 2 * c) = make_float2(d[2], d[3]);
+}
+
+// The sum over the kWarps partial tiles of element `at` (tiles `tile` floats apart), in warp order.
+template <int kTiles>
+__device__ __forceinline__ float sum_partials(const float* partial, int at, int tile) {
+  float sum = partial[at];
+#pragma unroll
+  for (int k = 1; k < kTiles; ++k) sum += partial[at + k * tile];
+  return sum;
 }
 
 }  // namespace lltm::cuda::persistent
