@@ -28,13 +28,14 @@ export { linearBackward, type LinearBackwardOptions, type LinearGradients } from
 export { argmax } from "./ops/argmax.ts";
 export { crossEntropyBackward, type CrossEntropyOptions, type Reduction } from "./ops/cross_entropy.ts";
 export { embeddingBackward } from "./ops/embedding.ts";
+export { gatherBackward } from "./ops/gather.ts";
 export { mseLossBackward } from "./ops/mse_loss.ts";
 export { mulBackward, type MulGradients } from "./ops/mul.ts";
 export { Generator, multinomial } from "./ops/multinomial.ts";
 export { softmaxBackward } from "./ops/softmax.ts";
 export { sumBackward } from "./ops/sum.ts";
 export {
-  add, cat, crossEntropy, embedding, type GradientTarget, isGradEnabled, linear, lltmCell, LLTMFunction, lltmSequence, mean,
+  add, cat, crossEntropy, embedding, gather, type GradientTarget, isGradEnabled, linear, lltmCell, LLTMFunction, lltmSequence, mean,
   mseLoss, mul, noGrad, scale, type SequenceOutputs, softmax, stack, sub, sum,
 } from "./autograd/index.ts";
 export {

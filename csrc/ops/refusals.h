@@ -43,6 +43,15 @@ inline void check_indices(const char* fn, const char* name, const lltm_tensor& i
     if (rule.refuses(id[i * ids.strides[0]])) refuse_index(fn, name, i, id[i * ids.strides[0]], rule);
 }
 
+// A contiguous index tensor of n values as the 1-D tensor check_indices reads.
+inline lltm_tensor flat_indices(const lltm_tensor& contiguous, int64_t n) {
+  lltm_tensor flat = contiguous;
+  flat.ndim = 1;
+  flat.sizes[0] = n;
+  flat.strides[0] = 1;
+  return flat;
+}
+
 // A sequence's per-sample length outside [1, steps].
 [[noreturn]] inline void refuse_length(const char* fn, int64_t position, int64_t value, int64_t steps) {
   fail(LLTM_ERR_INVALID_ARGUMENT, std::string(fn) + ": 'lengths' holds " + std::to_string(value) + " at [" +

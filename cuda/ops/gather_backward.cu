@@ -1,0 +1,53 @@
+// gather's backward on the device: the indices checked first, then one
+// thread per column (o, i) of d_x, which zeroes it (unless accumulating) and
+// adds grad_out's elements of that column into it, q in order: no atomics,
+// and the same sums as the CPU's, run after run.
+#include "dispatch.h"
+#include "math/index_check.cuh"
+#include "op_slots.h"
+#include "ops/gather_backward.cuh"
+#include "ops/refusals.h"
+#include "runtime/op_registry.h"
+
+namespace lltm::cuda {
+
+namespace {
+
+template <typename T>
+__global__ void scatter_add_kernel(const T* g, int64_t g0, int64_t g1, int64_t g2, const int32_t* index, T* dx,
+                                   int64_t d0, int64_t d1, int64_t d2, int64_t O, int64_t P, int64_t Q, int64_t I,
+                                   bool accumulate) {
+  for (int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; c < O * I; c += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t o = c / I, i = c % I;
+    T* column = dx + o * d0 + i * d2;
+    if (!accumulate)
+      for (int64_t p = 0; p < P; ++p) column[p * d1] = T(0);
+    for (int64_t q = 0; q < Q; ++q) {
+      const int64_t p = index[(o * Q + q) * I + i];  // contiguous [O, Q, I]
+      if (p >= 0 && p < P) column[p * d1] += g[o * g0 + q * g1 + i * g2];
+    }
+  }
+}
+
+}  // namespace
+
+void op_gather_backward(const OpCall& call, int device) {
+  namespace s = slots::GATHER_BACKWARD;
+  const lltm_tensor &g = *call.tensors[s::grad_out], &index = *call.tensors[s::index], &dx = *call.tensors[s::d_x];
+  const int64_t O = call.size('O'), P = call.size('P'), Q = call.size('Q'), I = call.size('I');
+  DeviceGuard guard(device);
+  cudaStream_t stream = state(device).stream;
+  check_indices_on_device("lltm_gather_backward", "index", ops::flat_indices(index, O * Q * I), O * Q * I,
+                          {P, false, 0}, stream);
+  LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_gather_backward", [&] {
+    using T = scalar_t;
+    launch("scatter_add_kernel", scatter_add_kernel<T>, dim3(grid_blocks(O * I)), dim3(kBlockThreads), 0, stream,
+           static_cast<const T*>(g.data), g.strides[0], g.strides[1], g.strides[2],
+           static_cast<const int32_t*>(index.data), static_cast<T*>(dx.data), dx.strides[0], dx.strides[1],
+           dx.strides[2], O, P, Q, I, (call.flags & LLTM_ACCUMULATE_PARAM_GRADS) != 0);
+  });
+}
+
+LLTM_CUDA_OP(GATHER_BACKWARD, op_gather_backward);
+
+}  // namespace lltm::cuda
