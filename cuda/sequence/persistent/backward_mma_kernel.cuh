@@ -1,12 +1,17 @@
 // The persistent backward on the tensor cores (tensor_core.cuh), where
 // float32 products may round to TF32: backward_split's work split (a block
 // owns kSplitStates states of kSplitRows rows; a thread per cell computes
-// its gate gradients, then its dh), with the product dh_{t-1} = dG_t W_h for
-// the block's 16 rows of dG_t as m16 tiles: its warps split the depth 3S
-// between them, each keeping its slice of W_h's columns as B fragments in
-// registers for the whole sequence and reading its slice of dG_t straight
-// into A fragments, and add their partial tiles in warp order through shared
-// memory, so the results do not vary between runs.
+// its gate gradients, then its dh, so that the dh and dc it writes in one
+// step it reads itself in the next). The product dh_{t-1} = dG_t W_h is
+// split by the gates instead of by the states: each block multiplies the
+// gate gradients it has just computed (its rows by its states' 3 gates, a
+// 16 x 48 tile kept in shared memory) by the 48 matching rows of W_h, its
+// share of dh_{t-1} for every state of its rows, and writes the share out;
+// after the grid barrier each cell adds up the shares of the blocks of its
+// rows, in block order, so the results do not vary between runs. A step so
+// reads 16 S shares a block instead of the 16 x 3S gate gradients. Each
+// warp keeps its column tiles of the 48 W_h rows as B fragments in
+// registers for the whole sequence (S up to kMmaMaxState).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -19,78 +24,108 @@
 
 namespace lltm::cuda::persistent {
 
-constexpr int kMmaStateTiles = kSplitStates / kMmaCols;
-constexpr int kMmaBackwardPairs = 3 * kMmaMaxState / kPairDepth / kWarps;
-constexpr int kMmaBackwardPartialStride = kSplitStates + 4;
+namespace cg = cooperative_groups;
 
-constexpr int64_t kBackwardMmaSharedBytes = int64_t(kWarps) * kSplitRows * kMmaBackwardPartialStride * sizeof(float);
+constexpr int kMmaGatePairs = 3 * kSplitStates / kPairDepth;   // the block's 48 gate gradients, as pairs of depth tiles
+constexpr int kMmaShareTiles = kMmaMaxState / kMmaCols / kWarps;  // a warp's column tiles of dh
+constexpr int kMmaGateStride = 3 * kSplitStates + 4;  // a row of the gate-gradient tile in shared memory
+static_assert(3 * kSplitStates % kPairDepth == 0, "the block's gates are whole pairs of depth tiles");
 
-// state_groups: the blocks along the states; the grid is state_groups times the groups of kSplitRows rows.
+constexpr int64_t kBackwardMmaSharedBytes = int64_t(kSplitRows) * kMmaGateStride * sizeof(float);
+
+// The shares of dh a pass writes: [2][state_groups][B][S] floats, step t's in half t % 2.
+inline int64_t backward_share_floats(int64_t state_groups, int64_t B, int64_t S) { return 2 * state_groups * B * S; }
+
+// state_groups: the blocks along the states; the grid is state_groups times
+// the groups of kSplitRows rows. shares: backward_share_floats.
 template <typename T>
-__global__ void __launch_bounds__(kThreads, 1) backward_mma(SequenceBackwardTensors<T> p, int state_groups) {
+__global__ void __launch_bounds__(kThreads, 1) backward_mma(SequenceBackwardTensors<T> p, float* shares,
+                                                            int state_groups) {
   static_assert(std::is_same_v<T, float>, "TF32 products take float32 operands");
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   extern __shared__ __align__(16) unsigned char shared_bytes[];
-  float* partial = reinterpret_cast<float*>(shared_bytes);  // [kWarps][kSplitRows][kMmaBackwardPartialStride]
-  const int S = p.S, G = 3 * S;
-  const int s0 = int(blockIdx.x) % state_groups * kSplitStates, b0 = int(blockIdx.x) / state_groups * kSplitRows;
-  const int rows = min(kSplitRows, p.B - b0), pairs = mma_pairs(G);
+  float* gates = reinterpret_cast<float*>(shared_bytes);  // [kSplitRows][kMmaGateStride]: the block's dG_t
+  const int S = p.S;
+  const int group = int(blockIdx.x) % state_groups;
+  const int s0 = group * kSplitStates, b0 = int(blockIdx.x) / state_groups * kSplitRows;
+  const int rows = min(kSplitRows, p.B - b0);
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-  // Column n of the block's state tiles is state s0 + n (past S: S - 1's, not stored).
-  uint32_t w[kMmaBackwardPairs][2][kMmaStateTiles][2];
+  // Depth k of the tile is gate k / kSplitStates of state s0 + k % kSplitStates
+  // (zero past S); column tile warp + i kWarps of dh is this warp's i-th.
+  uint32_t w[kMmaShareTiles][kMmaGatePairs][2][2];
 #pragma unroll
-  for (int i = 0; i < kMmaBackwardPairs; ++i) {
+  for (int i = 0; i < kMmaShareTiles; ++i) {
+    const int n = (warp + i * kWarps) * kMmaCols + lane / 4;
 #pragma unroll
-    for (int tile = 0; tile < 2; ++tile) {
+    for (int pair = 0; pair < kMmaGatePairs; ++pair) {
 #pragma unroll
-      for (int n = 0; n < kMmaStateTiles; ++n) {
-        const int s = min(s0 + n * kMmaCols + lane / 4, S - 1), k = pair_depth(warp + i * kWarps, tile, lane);
-        w[i][tile][n][0] = k < G ? to_tf32(p.weights[k][s]) : 0u;
-        w[i][tile][n][1] = k + 1 < G ? to_tf32(p.weights[k + 1][s]) : 0u;
+      for (int tile = 0; tile < 2; ++tile) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int k = pair_depth(pair, tile, lane) + half, s = s0 + k % kSplitStates;
+          w[i][pair][tile][half] = n < S && s < S ? to_tf32(p.weights[k / kSplitStates * S + s][n]) : 0u;
+        }
       }
     }
   }
-  // A thread's cell (row r, state j of the block): its gate gradients, and
-  // then its dh, so that the dh and dc it writes in one step it reads itself
-  // in the next. Its saved values are loaded one step ahead, during the barrier.
+  // The tile's rows and states with no cell stay zero.
+  for (int e = threadIdx.x; e < kSplitRows * kMmaGateStride; e += kThreads) gates[e] = 0.0f;
+  __syncthreads();
   const int r = threadIdx.x / kSplitStates, j = threadIdx.x % kSplitStates;
   const int cell_b = b0 + r, cell_s = s0 + j;
   const bool has_cell = r < rows && cell_s < S;
   SavedCell<T> ahead = has_cell ? load_saved(p, p.steps - 1, cell_b, cell_s) : SavedCell<T>{};
-  const bool vector = G % 4 == 0;
+  auto gate_row4 = [&](int row, int k) { return *reinterpret_cast<const float4*>(gates + row * kMmaGateStride + k); };
+  const int64_t plane = int64_t(p.B) * S;
+  const bool pairs_aligned = S % 2 == 0;
   cg::grid_group grid = cg::this_grid();
   for (int t = p.steps - 1; t >= 0; --t) {
-    if (has_cell) backward_cell(p, t, cell_b, cell_s, ahead);
-    // Every block's gate gradients of step t are in memory before any block
-    // reads them; the partial tiles are next written after this barrier,
-    // when every reader of the step before is done with them.
-    auto token = grid.barrier_arrive();
-    if (t > 0 && has_cell) ahead = load_saved(p, t - 1, cell_b, cell_s);
-    grid.barrier_wait(std::move(token));
-    const float* dg = p.dG + (int64_t(t) * p.B + b0) * G;
-    auto dg_row4 = [&](int row, int k) {
-      return row < rows ? row_floats(dg + int64_t(row) * G, k, G, vector) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    };
-    float acc[kMmaStateTiles][4] = {};
+    if (has_cell) {
+      const CellGradients<T> d = backward_cell(p, t, cell_b, cell_s, ahead);
+      float* row = gates + r * kMmaGateStride + j;
+      row[0] = d.d0;
+      row[kSplitStates] = d.d1;
+      row[2 * kSplitStates] = d.d2;
+      if (t > 0) ahead = load_saved(p, t - 1, cell_b, cell_s);
+    }
+    __syncthreads();
+    float acc[kMmaShareTiles][4] = {};
 #pragma unroll
-    for (int i = 0; i < kMmaBackwardPairs; ++i) {
-      const int pair = warp + i * kWarps;
-      if (pair < pairs) {
-        AFragment a[2];
-        load_a_pair(dg_row4, pair, lane, a);
+    for (int pair = 0; pair < kMmaGatePairs; ++pair) {
+      AFragment a[2];
+      load_a_pair(gate_row4, pair, lane, a);
 #pragma unroll
-        for (int tile = 0; tile < 2; ++tile)
+      for (int i = 0; i < kMmaShareTiles; ++i)
 #pragma unroll
-          for (int n = 0; n < kMmaStateTiles; ++n) mma_tf32(acc[n], a[tile], w[i][tile][n][0], w[i][tile][n][1]);
+        for (int tile = 0; tile < 2; ++tile) mma_tf32(acc[i], a[tile], w[i][pair][tile][0], w[i][pair][tile][1]);
+    }
+    // This block's share: rows g and g + 8 of the tile, columns 2c and 2c + 1 of each of the warp's column tiles.
+    float* share = shares + (int64_t(t & 1) * state_groups + group) * plane + int64_t(b0) * S;
+#pragma unroll
+    for (int i = 0; i < kMmaShareTiles; ++i) {
+      const int n = (warp + i * kWarps) * kMmaCols + 2 * (lane % 4);
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int row = lane / 4 + 8 * half;
+        float* at = share + int64_t(row) * S + n;
+        if (row >= rows || n >= S) continue;
+        if (pairs_aligned) {
+          __stcg(reinterpret_cast<float2*>(at), make_float2(acc[i][2 * half], acc[i][2 * half + 1]));
+        } else {
+          __stcg(at, acc[i][2 * half]);
+          if (n + 1 < S) __stcg(at + 1, acc[i][2 * half + 1]);
+        }
       }
     }
-    float* mine = partial + warp * kSplitRows * kMmaBackwardPartialStride;
-#pragma unroll
-    for (int n = 0; n < kMmaStateTiles; ++n) store_tile(mine + n * kMmaCols, kMmaBackwardPartialStride, lane, acc[n]);
-    __syncthreads();
+    // Every block's share of step t is in memory before any block adds them
+    // up. The tile is next written after this barrier, when every reader of
+    // this step is done with it; a half of the shares two steps later, after
+    // another barrier that every reader of this one has passed.
+    grid.sync();
     if (has_cell) {
-      const float sum = sum_partials<kWarps>(partial, r * kMmaBackwardPartialStride + j,
-                                             kSplitRows * kMmaBackwardPartialStride);
+      const float* mine = shares + int64_t(t & 1) * state_groups * plane + int64_t(cell_b) * S + cell_s;
+      float sum = __ldcg(mine);
+      for (int g = 1; g < state_groups; ++g) sum += __ldcg(mine + g * plane);
       if (t > 0)
         p.dh[int64_t(cell_b) * S + cell_s] = sum;
       else

@@ -2,6 +2,7 @@
 // pass's plan for a size, and its cooperative launch.
 #include <type_traits>
 
+#include "runtime/device.h"
 #include "runtime/launch.h"
 #include "sequence/persistent/backward_kernel.cuh"
 #include "sequence/persistent/backward_mma_kernel.cuh"
@@ -87,9 +88,12 @@ void persistent_backward(const SequenceBackwardTensors<T>& p, bool tf32, cudaStr
       const persistent::SplitPlan mma =
           persistent::tensor_core_plan(reinterpret_cast<const void*>(persistent::backward_mma<T>), p.S, p.B,
                                        persistent::kBackwardMmaSharedBytes);
-      if (mma.blocks > 0)
+      if (mma.blocks > 0) {
+        const Scratch shares(size_t(persistent::backward_share_floats(mma.state_groups, p.B, p.S)) * sizeof(float));
         return launch_cooperative("backward_mma", persistent::backward_mma<T>, dim3(unsigned(mma.blocks)),
-                                  dim3(persistent::kThreads), mma.shared, stream, p, mma.state_groups);
+                                  dim3(persistent::kThreads), mma.shared, stream, p, shares.as<float>(),
+                                  mma.state_groups);
+      }
     }
     const persistent::SplitPlan split = persistent::split_plan(
         reinterpret_cast<const void*>(persistent::backward_split<T>), p.S, p.B, persistent::split_shared_bytes(p.S));
