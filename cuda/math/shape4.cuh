@@ -2,7 +2,7 @@
 // and the offset of its i-th element in row-major order: what the
 // element-wise kernels pass to the device. Also a matrix element's row and
 // column: the per-element index arithmetic of the kernels, kept in 32 bits
-// where the sizes allow.
+// where the sizes allow; and a 3-D view's strides for the ops along one dimension.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,14 @@
 #include "lltm_args.h"
 
 namespace lltm::cuda {
+
+// A 3-D view's strides by value: the [O, P, I] tensors of the ops that
+// work along one dimension (cat, gather), the others flattened around it.
+struct Strides3 {
+  int64_t s0, s1, s2;
+};
+
+inline Strides3 strides3(const lltm_tensor& t) { return {t.strides[0], t.strides[1], t.strides[2]}; }
 
 struct Shape4 {
   int64_t size[4];

@@ -1,5 +1,6 @@
 // cat on the device: one thread per element of out [O, P+Q, I], copying from
 // a or b in the elements' own size (float or int32 alike).
+#include "math/shape4.cuh"
 #include "op_slots.h"
 #include "ops/cat.cuh"
 #include "ops/dtypes.h"
@@ -10,12 +11,6 @@
 namespace lltm::cuda {
 
 namespace {
-
-struct Strides3 {
-  int64_t s0, s1, s2;
-};
-
-Strides3 strides3(const lltm_tensor& t) { return {t.strides[0], t.strides[1], t.strides[2]}; }
 
 template <typename E>
 __global__ void cat_kernel(const E* a, Strides3 as, const E* b, Strides3 bs, E* out, Strides3 os, int64_t O,

@@ -3,6 +3,7 @@
 // x[o, index, i] in the elements' own size (float or int32 alike); an index
 // out of range is skipped, so no path reads outside x.
 #include "math/index_check.cuh"
+#include "math/shape4.cuh"
 #include "op_slots.h"
 #include "ops/dtypes.h"
 #include "ops/gather.cuh"
@@ -12,10 +13,6 @@
 namespace lltm::cuda {
 
 namespace {
-
-struct Strides3 {
-  int64_t s0, s1, s2;
-};
 
 template <typename E>
 __global__ void gather_kernel(const E* x, Strides3 xs, const int32_t* index, E* out, Strides3 os, int64_t O,
@@ -34,9 +31,9 @@ void gather(const OpCall& call, cudaStream_t stream) {
   const lltm_tensor &x = *call.tensors[s::x], &index = *call.tensors[s::index], &out = *call.tensors[s::out];
   const int64_t O = call.size('O'), P = call.size('P'), Q = call.size('Q'), I = call.size('I');
   launch("gather_kernel", gather_kernel<E>, dim3(grid_blocks(O * Q * I)), dim3(kBlockThreads), 0, stream,
-         static_cast<const E*>(x.data), Strides3{x.strides[0], x.strides[1], x.strides[2]},
+         static_cast<const E*>(x.data), strides3(x),
          static_cast<const int32_t*>(index.data), static_cast<E*>(out.data),
-         Strides3{out.strides[0], out.strides[1], out.strides[2]}, O, P, Q, I);
+         strides3(out), O, P, Q, I);
 }
 
 }  // namespace
