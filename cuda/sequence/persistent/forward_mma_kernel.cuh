@@ -22,8 +22,9 @@
 namespace lltm::cuda::persistent {
 
 // The most states whose W_h slices the tensor-core kernels keep in registers:
-// kMmaForwardPairs (kMmaBackwardPairs) pairs of depth tiles a warp, two
-// registers per tile and column tile, 48 registers a thread at the most.
+// in the forward kMmaForwardPairs pairs of depth tiles a warp by
+// kMmaGateTiles column tiles (in the backward kMmaShareTiles column tiles by
+// its 3 pairs), two registers each, 48 registers a thread.
 constexpr int kMmaMaxState = 512;
 constexpr int kMmaGateTiles = 3 * kSplitStates / kMmaCols;
 constexpr int kMmaForwardPairs = kMmaMaxState / kPairDepth / kWarps;
