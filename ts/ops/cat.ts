@@ -8,26 +8,17 @@
 import { LLTMError } from "../errors.ts";
 import * as native from "../native/index.ts";
 import { Tensor } from "../tensor/index.ts";
+import { aroundDim, checkedDim } from "./along_dim.ts";
 import { checkCommon } from "./lltm.ts";
 import { produce, resultDType } from "./produce.ts";
 
 const CAT = native.op("CAT");
 
-/** t viewed as [before dim, at dim, after dim]. */
-function threeD(t: Tensor, dim: number): Tensor {
-  const before = t.shape.slice(0, dim).reduce((a, b) => a * b, 1);
-  const after = t.shape.slice(dim + 1).reduce((a, b) => a * b, 1);
-  return t.reshape([before, t.shape[dim]!, after]);
-}
-
 /** a and b joined along `dim` (default 0; negative counts from the end); their other sizes must agree. */
 export function cat(a: Tensor, b: Tensor, dim = 0): Tensor {
   const fn = "cat";
   checkCommon(fn, ["a", "b"], [a, b]);
-  if (!Number.isInteger(dim) || dim < -a.ndim || dim >= a.ndim) {
-    throw new LLTMError("INVALID_ARGUMENT", `${fn}: 'dim' must be an integer from ${-a.ndim} to ${a.ndim - 1}, got ${dim}`);
-  }
-  const d = dim < 0 ? dim + a.ndim : dim;
+  const d = checkedDim(fn, dim, a.ndim);
   if (b.ndim !== a.ndim || a.shape.some((n, i) => i !== d && n !== b.shape[i])) {
     throw new LLTMError(
       "SHAPE_MISMATCH",
@@ -36,10 +27,10 @@ export function cat(a: Tensor, b: Tensor, dim = 0): Tensor {
   }
   const shape = [...a.shape];
   shape[d] = a.shape[d]! + b.shape[d]!;
-  using a3 = threeD(a, d);
-  using b3 = threeD(b, d);
+  using a3 = a.reshape(aroundDim(a.shape, d));
+  using b3 = b.reshape(aroundDim(b.shape, d));
   const dtype = a.dtype === "int32" || b.dtype === "int32" ? a.dtype : resultDType(a, b);
   const out = Tensor.empty(shape, { dtype, device: a.device });
-  using out3 = threeD(out, d);
+  using out3 = out.reshape(aroundDim(out.shape, d));
   return produce(CAT, fn, [a3, b3, out3], out);
 }

@@ -13,26 +13,13 @@ import { LLTMError } from "../errors.ts";
 import { ACCUMULATE_PARAM_GRADS } from "../native/constants.ts";
 import * as native from "../native/index.ts";
 import { Tensor } from "../tensor/index.ts";
+import { aroundDim, checkedDim } from "./along_dim.ts";
 import { checkCommon } from "./lltm.ts";
 import { produce } from "./produce.ts";
 
 const GATHER = native.op("GATHER"), BACKWARD = native.op("GATHER_BACKWARD");
 
 const shapeOf = (shape: readonly number[]) => `[${shape.join(", ")}]`;
-const product = (sizes: readonly number[]) => sizes.reduce((a, b) => a * b, 1);
-
-/** A shape viewed as [before dim, at dim, after dim]. */
-function threeD(shape: readonly number[], dim: number): [number, number, number] {
-  return [product(shape.slice(0, dim)), shape[dim]!, product(shape.slice(dim + 1))];
-}
-
-/** `dim` (negative counts from the end) checked against a tensor of `ndim` dimensions, as a non-negative one. */
-function checkedDim(fn: string, dim: number, ndim: number): number {
-  if (!Number.isInteger(dim) || dim < -ndim || dim >= ndim) {
-    throw new LLTMError("INVALID_ARGUMENT", `${fn}: 'dim' must be an integer from ${-ndim} to ${ndim - 1}, got ${dim}`);
-  }
-  return dim < 0 ? dim + ndim : dim;
-}
 
 /** index checked against a tensor of `shape` (int32, the same rank, the same sizes but at dim), contiguous [O, Q, I]. */
 function indexRows(fn: string, index: Tensor, shape: readonly number[], shapeName: string, dim: number): Tensor {
@@ -45,7 +32,7 @@ function indexRows(fn: string, index: Tensor, shape: readonly number[], shapeNam
     );
   }
   using dense = index.contiguous();
-  return dense.reshape(threeD(index.shape, dim));
+  return dense.reshape(aroundDim(index.shape, dim));
 }
 
 /** input gathered along `dim` at index (int32, input's rank and sizes but at dim) -> a tensor of index's shape. */
@@ -54,7 +41,7 @@ export function gather(input: Tensor, dim: number, index: Tensor): Tensor {
   checkCommon(fn, ["input", "index"], [input, index]);
   const d = checkedDim(fn, dim, input.ndim);
   using index3 = indexRows(fn, index, input.shape, "'input'", d);
-  using x3 = input.reshape(threeD(input.shape, d));
+  using x3 = input.reshape(aroundDim(input.shape, d));
   const out = Tensor.empty(index.shape, { dtype: input.dtype, device: input.device });
   using out3 = out.reshape(index3.shape);
   return produce(GATHER, fn, [x3, index3, out3], out);
@@ -84,11 +71,11 @@ export function gatherBackward(
     if (into.ndim !== inputShape.length || into.shape.some((n, i) => n !== inputShape[i])) {
       throw new LLTMError("SHAPE_MISMATCH", `${fn}: 'dInput' has shape ${shapeOf(into.shape)}; it must be ${shapeOf(inputShape)}`);
     }
-    using d3 = into.reshape(threeD(inputShape, d));
+    using d3 = into.reshape(aroundDim(inputShape, d));
     native.run(BACKWARD, fn, [g3, index3, d3], ACCUMULATE_PARAM_GRADS);
     return into.retain();
   }
   const dInput = Tensor.empty(inputShape, { dtype: gradOut.dtype, device: gradOut.device });
-  using d3 = dInput.reshape(threeD(inputShape, d));
+  using d3 = dInput.reshape(aroundDim(inputShape, d));
   return produce(BACKWARD, fn, [g3, index3, d3], dInput);
 }
