@@ -1,19 +1,28 @@
 /**
- * A float32 sequence's forward and backward under "highest" and under
- * "high", against the float64 reference, printed as JSON (for
- * matmul_precision.test.ts, which runs it with LLTM_CUDA_KERNELS=fused,persistent:
- * the own product kernel computes the products around the recurrence exactly
- * at every precision, so what "high" rounds is the recurrence's own product).
- * Twice under "high", to show the tensor cores' sums are the same each run.
+ * A float32 sequence's forward and backward at each precision named, against
+ * the float64 reference, printed as JSON (for matmul_precision.test.ts, which
+ * runs it with LLTM_CUDA_KERNELS=fused,persistent: the own product kernel
+ * computes the products around the recurrence exactly at every precision, so
+ * what "high" and "medium" round is the recurrence's own product). Twice at
+ * each precision but "highest", to show the tensor cores' sums are the same
+ * each run. With zero-inputs the inputs are zeros, so that the products
+ * over all steps (the input projection, and d_inputs) are exact whatever
+ * they round.
+ *
+ * usage: tensor_core_child.ts T B F S [zero-inputs] PRECISION...
  */
-import { lltmSequenceBackward, lltmSequenceForward, type Tensor } from "../ts/index.ts";
+import { type Float32MatmulPrecision, lltmSequenceBackward, lltmSequenceForward, Tensor } from "../ts/index.ts";
 import { makeInput, referenceError, withPrecision } from "./helpers.ts";
 import { makeSequence, makeWeights } from "./sequence_helpers.ts";
 import { referenceSequence } from "./sequence_reference.ts";
 
-// 7 groups of 16 states (the last partial) times 2 groups of 16 rows (the last partial): 14 blocks.
-const T = 6, B = 20, F = 24, S = 100;
-using inputs = makeSequence([T, B, F], "contiguous", 21, "float32", "cuda");
+const argv = process.argv.slice(2);
+const [T, B, F, S] = argv.slice(0, 4).map(Number) as [number, number, number, number];
+const zeroInputs = argv[4] === "zero-inputs";
+const precisions = argv.slice(zeroInputs ? 5 : 4) as Float32MatmulPrecision[];
+using inputs = zeroInputs
+  ? Tensor.zeros([T, B, F], { dtype: "float32", device: "cuda" })
+  : makeSequence([T, B, F], "contiguous", 21, "float32", "cuda");
 using weights = makeWeights(S, F, "contiguous", 22, "float32", "cuda");
 using bias = makeInput([3 * S], "contiguous", 23, "float32", "cuda");
 using h0 = makeInput([B, S], "contiguous", 24, "float32", "cuda");
@@ -34,7 +43,10 @@ const errors = (r: ReturnType<typeof run>) => ({
   dH0: referenceError(r.dH0, expected.dH0),
   dWeights: referenceError(r.dWeights, expected.dWeights),
 });
-const highest = run();
-const high = withPrecision("high", run), again = withPrecision("high", run);
-const same = JSON.stringify(high) === JSON.stringify(again);
-console.log(JSON.stringify({ highest: errors(highest), high: errors(high), same }));
+const report: Record<string, { errors: ReturnType<typeof errors>; same: boolean }> = {};
+for (const precision of precisions) {
+  const first = withPrecision(precision, run);
+  const same = precision === "highest" || JSON.stringify(first) === JSON.stringify(withPrecision(precision, run));
+  report[precision] = { errors: errors(first), same };
+}
+console.log(JSON.stringify(report));

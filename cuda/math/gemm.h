@@ -82,16 +82,24 @@ void gemm(const GemmEngine& engine, Matrix<const T> A, Matrix<const T> B, Matrix
 // sums: float32 at LLTM_MATMUL_PRECISION_MEDIUM, which allows bfloat16
 // products as torch.set_float32_matmul_precision("medium") does.
 template <typename T>
+bool half_products(int32_t float32_precision) {
+  return std::is_same_v<T, float> && float32_precision == LLTM_MATMUL_PRECISION_MEDIUM;
+}
+template <typename T>
 bool half_products(const GemmEngine& engine) {
-  return std::is_same_v<T, float> && engine.float32_precision == LLTM_MATMUL_PRECISION_MEDIUM;
+  return half_products<T>(engine.float32_precision);
 }
 
 // Whether products computed in T may round their operands to TF32: float32
 // at LLTM_MATMUL_PRECISION_HIGH or MEDIUM, as PyTorch allows TF32 under
 // "high" and "medium".
 template <typename T>
+bool tf32_products(int32_t float32_precision) {
+  return std::is_same_v<T, float> && float32_precision != LLTM_MATMUL_PRECISION_HIGHEST;
+}
+template <typename T>
 bool tf32_products(const GemmEngine& engine) {
-  return std::is_same_v<T, float> && engine.float32_precision != LLTM_MATMUL_PRECISION_HIGHEST;
+  return tf32_products<T>(engine.float32_precision);
 }
 
 // A row-major bfloat16 copy of a float32 matrix (any strides), made on

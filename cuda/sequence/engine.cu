@@ -98,10 +98,18 @@ void rows_product(const GemmEngine& engine, cudaStream_t stream, bool half, Matr
   gemm<T>(engine, oriented(a, ta), oriented(b, tb), out, beta);
 }
 
+// The recurrent product's rounding at the call's float32 precision: bfloat16
+// operands where half_products allows them, else TF32 where tf32_products does.
 template <typename T>
-SequenceKernels choose(int64_t S, int64_t B) {
+RecurrentProducts recurrent_products(int32_t float32_precision) {
+  if (half_products<T>(float32_precision)) return RecurrentProducts::kBfloat16;
+  return tf32_products<T>(float32_precision) ? RecurrentProducts::kTf32 : RecurrentProducts::kExact;
+}
+
+template <typename T>
+SequenceKernels choose(int64_t S, int64_t B, RecurrentProducts products) {
   return choose_sequence_kernels([&] { return cluster_fits<T>(S, B); }, [&] { return cluster_one_wave<T>(S, B); },
-                                 [&] { return persistent_fits<T>(S, B); });
+                                 [&] { return persistent_fits<T>(S, B, products); });
 }
 
 template <typename T>
@@ -109,7 +117,8 @@ void forward(const SequenceForwardArgs& a, int32_t dtype, int32_t float32_precis
   check_sizes(a.n, "lltm_sequence_forward");
   const int64_t steps = a.n.steps, B = a.n.batch, F = a.n.features, S = a.n.state, G = 3 * S;
   const SampleLengths lengths = checked_lengths(a.lengths, steps, "lltm_sequence_forward", dev.stream);
-  const SequenceKernels kernels = choose<T>(S, B);
+  const RecurrentProducts products = recurrent_products<T>(float32_precision);
+  const SequenceKernels kernels = choose<T>(S, B, products);
   const GemmEngine engine = gemm_engine(dev, kernels.own_gemm, float32_precision);
   const InputRows<T> X = input_rows<T>(*a.inputs, dtype, dev.stream);
   const Matrix<const T> W = matrix<const T>(*a.weights);
@@ -146,7 +155,7 @@ void forward(const SequenceForwardArgs& a, int32_t dtype, int32_t float32_precis
   if (on_chip)
     cluster_forward(p, dev.stream);
   else
-    persistent_forward(p, tf32_products<T>(engine), dev.stream);
+    persistent_forward(p, products, dev.stream);
 }
 
 template <typename T>
@@ -155,7 +164,8 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
   check_sizes(a.n, "lltm_sequence_backward");
   const int64_t steps = a.n.steps, B = a.n.batch, F = a.n.features, S = a.n.state, G = 3 * S;
   const SampleLengths lengths = checked_lengths(a.lengths, steps, "lltm_sequence_backward", dev.stream);
-  const SequenceKernels kernels = choose<T>(S, B);
+  const RecurrentProducts products = recurrent_products<T>(float32_precision);
+  const SequenceKernels kernels = choose<T>(S, B, products);
   const GemmEngine engine = gemm_engine(dev, kernels.own_gemm, float32_precision);
   const T* reserve = static_cast<const T*>(a.reserve);
   SequenceBackwardTensors<T> p{optional_accessor<const T, 3>(a.grad_outputs),
@@ -224,7 +234,7 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
   if (on_chip)
     cluster_backward(p, dev.stream);
   else
-    persistent_backward(p, tf32_products<T>(engine), dev.stream);
+    persistent_backward(p, products, dev.stream);
   finish(dG.as<T>());
 }
 

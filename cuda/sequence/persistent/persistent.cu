@@ -47,25 +47,84 @@ auto with_states(int64_t S, Body&& body) {
   }
 }
 
+// A tensor-core kernel of a pass and its plan: blocks is 0 where none fits.
+template <typename Kernel>
+struct MmaChoice {
+  Kernel kernel;
+  persistent::SplitPlan plan;
+};
+
+// The first of a pass's tensor-core kernels (by tiles of rows a block, one
+// then two) whose grid the device holds at once.
+template <typename Kernel, typename Products>
+MmaChoice<Kernel> first_fitting(const Kernel (&kernels)[persistent::kMmaMaxTiles], int64_t S, int64_t B,
+                                int64_t (*shared_bytes)(int)) {
+  for (int tiles = 1; tiles <= persistent::kMmaMaxTiles; ++tiles) {
+    const persistent::SplitPlan plan =
+        persistent::tensor_core_plan(reinterpret_cast<const void*>(kernels[tiles - 1]), S, B,
+                                     tiles * persistent::kMmaRows, shared_bytes(tiles), Products::kMaxState);
+    if (plan.blocks > 0) return {kernels[tiles - 1], plan};
+  }
+  return {kernels[0], {0, 0, 0}};
+}
+
+using ForwardMma = void (*)(SequenceForwardTensors<float>, int);
+using BackwardMma = void (*)(SequenceBackwardTensors<float>, float*, int);
+
+template <typename Products>
+MmaChoice<ForwardMma> forward_mma_choice(int64_t S, int64_t B) {
+  static constexpr ForwardMma kernels[] = {persistent::forward_mma<float, Products, 1>,
+                                           persistent::forward_mma<float, Products, 2>};
+  return first_fitting<ForwardMma, Products>(kernels, S, B, persistent::forward_mma_shared_bytes);
+}
+
+template <typename Products>
+MmaChoice<BackwardMma> backward_mma_choice(int64_t S, int64_t B) {
+  static constexpr BackwardMma kernels[] = {persistent::backward_mma<float, Products, 1>,
+                                            persistent::backward_mma<float, Products, 2>};
+  return first_fitting<BackwardMma, Products>(kernels, S, B, persistent::backward_mma_shared_bytes);
+}
+
+// Calls body(Products{}) with the tensor-core products that `products` names; false for exact products.
+template <typename Body>
+bool with_products(RecurrentProducts products, Body&& body) {
+  switch (products) {
+    case RecurrentProducts::kTf32:
+      return body(persistent::Tf32Products{});
+    case RecurrentProducts::kBfloat16:
+      return body(persistent::Bf16Products{});
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 template <typename T>
-bool persistent_fits(int64_t S, int64_t B) {
+bool persistent_fits(int64_t S, int64_t B, RecurrentProducts products) {
+  if constexpr (std::is_same_v<T, float>) {
+    const bool mma = with_products(products, [&](auto products) {
+      using Products = decltype(products);
+      return forward_mma_choice<Products>(S, B).plan.blocks > 0 && backward_mma_choice<Products>(S, B).plan.blocks > 0;
+    });
+    if (mma) return true;
+  }
   return with_states(S, [&](auto states) {
     return forward_plan<T, states()>(S, B).rows > 0 && backward_plan<T, states()>(S, B).rows > 0;
   });
 }
 
 template <typename T>
-void persistent_forward(const SequenceForwardTensors<T>& p, bool tf32, cudaStream_t stream) {
+void persistent_forward(const SequenceForwardTensors<T>& p, RecurrentProducts products, cudaStream_t stream) {
   if constexpr (std::is_same_v<T, float>) {
-    if (tf32) {
-      const persistent::SplitPlan mma = persistent::tensor_core_plan(
-          reinterpret_cast<const void*>(persistent::forward_mma<T>), p.S, p.B, persistent::kForwardMmaSharedBytes);
-      if (mma.blocks > 0)
-        return launch_cooperative("forward_mma", persistent::forward_mma<T>, dim3(unsigned(mma.blocks)),
-                                  dim3(persistent::kThreads), mma.shared, stream, p, mma.state_groups);
-    }
+    const bool on_tensor_cores = with_products(products, [&](auto products) {
+      const MmaChoice<ForwardMma> mma = forward_mma_choice<decltype(products)>(p.S, p.B);
+      if (mma.plan.blocks == 0) return false;
+      launch_cooperative("forward_mma", mma.kernel, dim3(unsigned(mma.plan.blocks)), dim3(persistent::kThreads),
+                         mma.plan.shared, stream, p, mma.plan.state_groups);
+      return true;
+    });
+    if (on_tensor_cores) return;
     const persistent::SplitPlan split =
         persistent::split_plan(reinterpret_cast<const void*>(persistent::forward_split<T>), p.S, p.B,
                                persistent::forward_split_shared_bytes(p.S));
@@ -82,19 +141,18 @@ void persistent_forward(const SequenceForwardTensors<T>& p, bool tf32, cudaStrea
 }
 
 template <typename T>
-void persistent_backward(const SequenceBackwardTensors<T>& p, bool tf32, cudaStream_t stream) {
+void persistent_backward(const SequenceBackwardTensors<T>& p, RecurrentProducts products, cudaStream_t stream) {
   if constexpr (std::is_same_v<T, float>) {
-    if (tf32) {
-      const persistent::SplitPlan mma =
-          persistent::tensor_core_plan(reinterpret_cast<const void*>(persistent::backward_mma<T>), p.S, p.B,
-                                       persistent::kBackwardMmaSharedBytes);
-      if (mma.blocks > 0) {
-        const Scratch shares(size_t(persistent::backward_share_floats(mma.state_groups, p.B, p.S)) * sizeof(float));
-        return launch_cooperative("backward_mma", persistent::backward_mma<T>, dim3(unsigned(mma.blocks)),
-                                  dim3(persistent::kThreads), mma.shared, stream, p, shares.as<float>(),
-                                  mma.state_groups);
-      }
-    }
+    const bool on_tensor_cores = with_products(products, [&](auto products) {
+      const MmaChoice<BackwardMma> mma = backward_mma_choice<decltype(products)>(p.S, p.B);
+      if (mma.plan.blocks == 0) return false;
+      const Scratch shares(size_t(persistent::backward_share_floats(mma.plan.state_groups, p.B, p.S)) *
+                           sizeof(float));
+      launch_cooperative("backward_mma", mma.kernel, dim3(unsigned(mma.plan.blocks)), dim3(persistent::kThreads),
+                         mma.plan.shared, stream, p, shares.as<float>(), mma.plan.state_groups);
+      return true;
+    });
+    if (on_tensor_cores) return;
     const persistent::SplitPlan split = persistent::split_plan(
         reinterpret_cast<const void*>(persistent::backward_split<T>), p.S, p.B, persistent::split_shared_bytes(p.S));
     if (split.blocks > 0)
@@ -109,11 +167,12 @@ void persistent_backward(const SequenceBackwardTensors<T>& p, bool tf32, cudaStr
   });
 }
 
-template bool persistent_fits<float>(int64_t, int64_t);
-template bool persistent_fits<double>(int64_t, int64_t);
-template void persistent_forward<float>(const SequenceForwardTensors<float>&, bool, cudaStream_t);
-template void persistent_forward<double>(const SequenceForwardTensors<double>&, bool, cudaStream_t);
-template void persistent_backward<float>(const SequenceBackwardTensors<float>&, bool, cudaStream_t);
-template void persistent_backward<double>(const SequenceBackwardTensors<double>&, bool, cudaStream_t);
+template bool persistent_fits<float>(int64_t, int64_t, RecurrentProducts);
+template bool persistent_fits<double>(int64_t, int64_t, RecurrentProducts);
+template void persistent_forward<float>(const SequenceForwardTensors<float>&, RecurrentProducts, cudaStream_t);
+template void persistent_forward<double>(const SequenceForwardTensors<double>&, RecurrentProducts, cudaStream_t);
+template void persistent_backward<float>(const SequenceBackwardTensors<float>&, RecurrentProducts, cudaStream_t);
+template void persistent_backward<double>(const SequenceBackwardTensors<double>&, RecurrentProducts,
+                                          cudaStream_t);
 
 }  // namespace lltm::cuda

@@ -7,20 +7,25 @@
 
 namespace lltm::cuda {
 
+// How the recurrent product may round its operands: not at all (exact in
+// T), to TF32 or to bfloat16, with float32 sums (math/gemm.h's
+// tf32_products and half_products). Rounded products take the tensor cores
+// where their kernels fit.
+enum class RecurrentProducts { kExact, kTf32, kBfloat16 };
+
 // Whether the persistent kernels can run S states and B rows in dtype T on
-// the current device: cooperative launch, the weights' slice and the staged
-// rows within a block's shared memory, and every block resident at once.
+// the current device with `products`: cooperative launch, the weights' slice
+// (in shared memory, or in the tensor-core kernels' registers) and the
+// staged rows within a block, and every block resident at once.
 template <typename T>
-bool persistent_fits(int64_t S, int64_t B);
+bool persistent_fits(int64_t S, int64_t B, RecurrentProducts products);
 
-// After the input projection: p.gin holds x_t W_x^T for every step. With
-// tf32 (float32 products allowed to round to TF32), the recurrent product
-// takes the tensor cores where their kernel fits.
+// After the input projection: p.gin holds x_t W_x^T for every step.
 template <typename T>
-void persistent_forward(const SequenceForwardTensors<T>& p, bool tf32, cudaStream_t stream);
+void persistent_forward(const SequenceForwardTensors<T>& p, RecurrentProducts products, cudaStream_t stream);
 
-// Fills p.dG for every step, d_h0 and d_c0; tf32 as for the forward.
+// Fills p.dG for every step, d_h0 and d_c0.
 template <typename T>
-void persistent_backward(const SequenceBackwardTensors<T>& p, bool tf32, cudaStream_t stream);
+void persistent_backward(const SequenceBackwardTensors<T>& p, RecurrentProducts products, cudaStream_t stream);
 
 }  // namespace lltm::cuda

@@ -8,7 +8,6 @@
 
 #include "runtime/device.h"
 #include "sequence/persistent/backward_split_kernel.cuh"
-#include "sequence/persistent/forward_mma_kernel.cuh"
 #include "sequence/persistent/plan.h"
 #include "sequence/persistent/staging.cuh"
 #include "sequence/persistent/work_split.cuh"
@@ -18,7 +17,7 @@ namespace lltm::cuda::persistent {
 namespace {
 
 struct DeviceLimits {
-  bool cooperative, tensor_core_tf32;
+  bool cooperative, tensor_cores;  // tensor_cores: mma.sync in TF32 and bfloat16 (sm_80 on)
   int multiprocessors;
   size_t shared_per_block, shared_per_multiprocessor, shared_reserved_per_block;
 };
@@ -96,11 +95,12 @@ Plan plan(const void* kernel, int states, int64_t S, int64_t B, int64_t row_elem
 
 namespace {
 
-// A batch-split grid of `shared` bytes a block for S states and B rows, where
-// `pays` (given the grid's blocks and groups of rows, and the device's
-// limits) and every block is resident at once; cached per kernel and size.
+// A batch-split grid of `shared` bytes a block for S states and B rows,
+// kSplitStates states of `block_rows` rows a block, where `pays` (given the
+// grid's blocks and groups of rows, and the device's limits) and every
+// block is resident at once; cached per kernel and size.
 template <typename Pays>
-SplitPlan grid_plan(const void* kernel, int64_t S, int64_t B, int64_t shared, Pays&& pays) {
+SplitPlan grid_plan(const void* kernel, int64_t S, int64_t B, int64_t block_rows, int64_t shared, Pays&& pays) {
   int device = 0;
   LLTM_CUDA_CHECK(cudaGetDevice(&device));
   static std::mutex mutex;
@@ -109,7 +109,7 @@ SplitPlan grid_plan(const void* kernel, int64_t S, int64_t B, int64_t shared, Pa
   std::lock_guard<std::mutex> lock(mutex);
   if (auto hit = plans.find(key); hit != plans.end()) return hit->second;
   const DeviceLimits& l = limits(device);
-  const int64_t state_groups = (S + kSplitStates - 1) / kSplitStates, row_groups = (B + kSplitRows - 1) / kSplitRows;
+  const int64_t state_groups = (S + kSplitStates - 1) / kSplitStates, row_groups = (B + block_rows - 1) / block_rows;
   const int64_t blocks = state_groups * row_groups;
   SplitPlan result{0, 0, 0};
   if (l.cooperative && blocks <= l.multiprocessors && pays(blocks, row_groups, l) &&
@@ -124,14 +124,15 @@ SplitPlan grid_plan(const void* kernel, int64_t S, int64_t B, int64_t shared, Pa
 }  // namespace
 
 SplitPlan split_plan(const void* kernel, int64_t S, int64_t B, int64_t shared) {
-  return grid_plan(kernel, S, B, shared, [](int64_t blocks, int64_t row_groups, const DeviceLimits& l) {
+  return grid_plan(kernel, S, B, kSplitRows, shared, [](int64_t blocks, int64_t row_groups, const DeviceLimits& l) {
     return row_groups >= 2 && 2 * blocks > l.multiprocessors;
   });
 }
 
-SplitPlan tensor_core_plan(const void* kernel, int64_t S, int64_t B, int64_t shared) {
-  return grid_plan(kernel, S, B, shared, [&](int64_t, int64_t, const DeviceLimits& l) {
-    return l.tensor_core_tf32 && S <= kMmaMaxState;
+SplitPlan tensor_core_plan(const void* kernel, int64_t S, int64_t B, int64_t block_rows, int64_t shared,
+                           int64_t max_state) {
+  return grid_plan(kernel, S, B, block_rows, shared, [&](int64_t, int64_t, const DeviceLimits& l) {
+    return l.tensor_cores && S <= max_state;
   });
 }
 

@@ -43,11 +43,12 @@ struct SplitPlan {
 SplitPlan split_plan(const void* kernel, int64_t S, int64_t B, int64_t shared);
 
 // The tensor-core kernels' grid (forward_mma_kernel.cuh,
-// backward_mma_kernel.cuh), split as above: blocks is 0 where the device
-// has no TF32 tensor cores (before sm_80), S is past what their registers
-// hold (kMmaMaxState), or the grid is not resident at once. Their step's
-// time hardly grows with the work of a block, so they run at any number of
-// blocks that fits.
-SplitPlan tensor_core_plan(const void* kernel, int64_t S, int64_t B, int64_t shared);
+// backward_mma_kernel.cuh), split as above at `block_rows` rows a block:
+// blocks is 0 where the device has no TF32 and bfloat16 tensor cores
+// (before sm_80), S is past what their registers hold (max_state), or the
+// grid is not resident at once. Their step's time hardly grows with the
+// work of a block, so they run at any number of blocks that fits.
+SplitPlan tensor_core_plan(const void* kernel, int64_t S, int64_t B, int64_t block_rows, int64_t shared,
+                           int64_t max_state);
 
 }  // namespace lltm::cuda::persistent

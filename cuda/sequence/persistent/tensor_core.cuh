@@ -1,20 +1,27 @@
-// The tensor cores' TF32 product, for the persistent kernels' recurrent
-// product where float32 products may round their operands to TF32
-// (LLTM_MATMUL_PRECISION_HIGH or MEDIUM): mma.sync m16n8k8, one warp's
-// 16 x 8 tile of D += A B over a depth of 8, A and B rounded to TF32
-// (10-bit mantissas, to nearest), the sums in float32. Fragment layouts as
-// the PTX ISA gives them for m16n8k8 .tf32, with g = lane / 4 and
-// c = lane % 4: A's registers hold A[g][c], A[g + 8][c], A[g][c + 4] and
-// A[g + 8][c + 4]; B's B[c][g] and B[c + 4][g]; D's D[g][2c], D[g][2c + 1],
-// D[g + 8][2c] and D[g + 8][2c + 1]. From sm_80 on; the callers' plans never
-// launch a kernel holding these on an older device.
+// The tensor cores' products for the persistent kernels' recurrent product
+// where float32 products may round their operands: to TF32
+// (LLTM_MATMUL_PRECISION_HIGH) with mma.sync m16n8k8, or to bfloat16
+// (LLTM_MATMUL_PRECISION_MEDIUM, which bfloat16 calls run at) with
+// m16n8k16; the sums in float32 either way. Fragment layouts as the PTX ISA
+// gives them, with g = lane / 4 and c = lane % 4. m16n8k8 .tf32: A's
+// registers hold A[g][c], A[g + 8][c], A[g][c + 4] and A[g + 8][c + 4]; B's
+// B[c][g] and B[c + 4][g]. m16n8k16 .bf16, two values a register (the lower
+// depth in the low half): A's hold A[g][2c..2c+1], A[g + 8][2c..2c+1],
+// A[g][2c+8..2c+9] and A[g + 8][2c+8..2c+9]; B's B[2c..2c+1][g] and
+// B[2c+8..2c+9][g]. D's, for both, D[g][2c], D[g][2c + 1], D[g + 8][2c] and
+// D[g + 8][2c + 1]. From sm_80 on; the callers' plans never launch a kernel
+// holding these on an older device.
 //
-// The kernels read A straight from memory into registers, two depth tiles
-// at a time: a tile's depth order is free as long as A and B agree on it,
-// so lane (g, c) takes the 4 consecutive floats from depth 16 p + 4c of its
-// two rows in one 16-byte load, tile 2p's depths c and c + 4 being 4c and
-// 4c + 1 and tile 2p + 1's 4c + 2 and 4c + 3 (pair_depth gives B's).
+// The kernels read A straight from memory into registers, 16 depths at a
+// time: a tile's depth order is free as long as A and B agree on it, so lane
+// (g, c) takes the 4 consecutive floats from depth 16 p + 4c of its two rows
+// in one 16-byte load. For TF32 they are two depth tiles, tile 2p's depths c
+// and c + 4 being 4c and 4c + 1 and tile 2p + 1's 4c + 2 and 4c + 3
+// (pair_depth gives B's); for bfloat16 one, its depths 2c, 2c + 1, 2c + 8
+// and 2c + 9 being 4c to 4c + 3.
 #pragma once
+
+#include <cuda_bf16.h>
 
 #include <cstdint>
 
@@ -87,5 +94,68 @@ __device__ __forceinline__ float sum_partials(const float* partial, int at, int 
   for (int k = 1; k < kTiles; ++k) sum += partial[at + k * tile];
   return sum;
 }
+
+__device__ __forceinline__ uint32_t to_bf16x2(float lo, float hi) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+
+// D += A B for a 16 x 8 tile over a depth of 16, A and B in bfloat16 pairs.
+__device__ __forceinline__ void mma_bf16(float (&d)[4], const AFragment& a, uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b0), "r"(b1));
+}
+
+// How the kernels round and multiply, 16 depths (a pair) at a time: A's
+// fragments from row4 (as load_a_pair), B's kWords words of one column
+// from value(k) (B at depth k, zero past the depth), and D += A B. kMaxState:
+// the most states whose W_h slices the kernels keep in registers, 48 a
+// thread (forward_mma_kernel.cuh).
+struct Tf32Products {
+  static constexpr int kMaxState = 512;
+  static constexpr int kWords = 4;
+  struct A {
+    AFragment tile[2];
+  };
+  template <typename Row4>
+  __device__ static void load_a(Row4&& row4, int p, int lane, A& a) {
+    load_a_pair(row4, p, lane, a.tile);
+  }
+  template <typename Value>
+  __device__ static void load_b(Value&& value, int p, int lane, uint32_t (&w)[kWords]) {
+#pragma unroll
+    for (int tile = 0; tile < 2; ++tile) {
+      const int k = pair_depth(p, tile, lane);
+      w[2 * tile] = to_tf32(value(k));
+      w[2 * tile + 1] = to_tf32(value(k + 1));
+    }
+  }
+  __device__ static void mma(float (&d)[4], const A& a, const uint32_t (&w)[kWords]) {
+    mma_tf32(d, a.tile[0], w[0], w[1]);
+    mma_tf32(d, a.tile[1], w[2], w[3]);
+  }
+};
+
+struct Bf16Products {
+  static constexpr int kMaxState = 1024;
+  static constexpr int kWords = 2;
+  using A = AFragment;
+  template <typename Row4>
+  __device__ static void load_a(Row4&& row4, int p, int lane, A& a) {
+    const int g = lane / 4, k = p * kPairDepth + 4 * (lane % 4);
+    const float4 lo = row4(g, k), hi = row4(g + 8, k);
+    a = {{to_bf16x2(lo.x, lo.y), to_bf16x2(hi.x, hi.y), to_bf16x2(lo.z, lo.w), to_bf16x2(hi.z, hi.w)}};
+  }
+  template <typename Value>
+  __device__ static void load_b(Value&& value, int p, int lane, uint32_t (&w)[kWords]) {
+    const int k = p * kPairDepth + 4 * (lane % 4);
+    w[0] = to_bf16x2(value(k), value(k + 1));
+    w[1] = to_bf16x2(value(k + 2), value(k + 3));
+  }
+  __device__ static void mma(float (&d)[4], const A& a, const uint32_t (&w)[kWords]) { mma_bf16(d, a, w[0], w[1]); }
+};
 
 }  // namespace lltm::cuda::persistent
