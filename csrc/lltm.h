@@ -184,8 +184,9 @@ LLTM_API const char* lltm_cuda_blas(void);
  * sequence engine's per-step recurrent products on its graph path (where the
  * recurrent weights do not fit on chip) take bfloat16 operands, W_h and h or
  * the gate gradients, with float32 sums, on cuBLAS or its own kernel alike;
- * under HIGH and MEDIUM its persistent recurrence (S up to 512, on sm_80 and
- * later) takes the recurrent product on TF32 tensor cores. Otherwise the CPU
+ * its persistent recurrence (S up to 512, on sm_80 and later) takes the
+ * recurrent product on tensor cores, in TF32 under HIGH and in bfloat16 under
+ * MEDIUM, with float32 sums. Otherwise the CPU
  * and the CUDA backend's own kernels compute exactly at every setting, as
  * PyTorch allows. Process-wide, read at each call. A call
  * whose float tensors are all bfloat16 (float16) computes its products at

@@ -77,6 +77,9 @@ const cases: Case[] = [
   // 34: 2 groups and 2 rows, 96 blocks; S = 300, B = 70: 95 blocks).
   { T: 2, B: 34, F: 3, S: 500, inputs: "contiguous", weights: "contiguous", accumulate: true, dtypes: ["float32"] },
   { T: 2, B: 70, F: 5, S: 300, inputs: "batchMajor", weights: "transposed", accumulate: false, dtypes: ["float32"] },
+  // The tensor-core kernels with two tiles of 16 rows a block, where one would take more blocks than 132 (S = 501:
+  // 32 groups of states, the last of 5; B = 70: 3 groups of 32 rows, the last of 6).
+  { T: 3, B: 70, F: 5, S: 501, inputs: "batchMajor", weights: "contiguous", accumulate: false, dtypes: ["float32"] },
 ];
 
 /**

@@ -112,8 +112,8 @@ test("every CUDA sequence path matches the float64 reference: cluster, persisten
   const runs: [string, string[]][] = [
     ...["cluster", "persistent", "graph", "fused,cluster", "fused,persistent", "fused,graph"].map((k): [string, string[]] => [k, []]),
     ["graph", ["--lengths"]], ["graph", ["--lengths", "--precision", "medium"]],
-    // The persistent recurrence on the tensor cores, with and without lengths: TF32 products (S up to 512),
-    // and bfloat16 ones (S up to 1024: S = 600 and 520 here, the latter at B = 70 two tiles of rows a block).
+    // The persistent recurrence on the tensor cores (S up to 512), with and without lengths: TF32 products,
+    // and bfloat16 ones.
     ["persistent", ["--precision", "high"]], ["persistent", ["--lengths", "--precision", "high"]],
     ["persistent", ["--precision", "medium"]], ["persistent", ["--lengths", "--precision", "medium"]],
   ];

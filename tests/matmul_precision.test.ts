@@ -214,17 +214,22 @@ test("CUDA: the persistent recurrence takes the tensor cores' TF32 products unde
   assert(high.same && medium.same, "two runs under high, and two under medium, give the same results");
 }, { skip });
 
-test("CUDA: under medium the persistent recurrence holds S past 512 on the tensor cores, two tiles of rows a block where one would need more blocks than the GPU holds", () => {
-  // S = 1001: 63 groups of 16 states (the last of 9), odd, so h's rows take no 16-byte loads; B = 41 in 16-row
-  // tiles would take 189 blocks, in 32-row ones 126 (the last tile of 9 rows) on a GPU of 126 or more. With
-  // zero inputs only the recurrent product can round the outputs and dH0 (the graph path, where the
-  // persistent kernels do not fit, computes it exactly with the own product kernel): that they round as
-  // bfloat16 does shows the tensor cores ran it.
-  const { highest, medium } = tensorCoreRun([3, 41, 6, 1001], ["zero-inputs", "highest", "medium"]);
+test("CUDA: the persistent recurrence's tensor-core kernels take two tiles of rows a block where one would need more blocks than the GPU holds", () => {
+  // S = 501: 32 groups of 16 states (the last of 5), odd, so h's rows take no 16-byte loads; B = 70 in 16-row
+  // tiles would take 160 blocks, in 32-row ones 96 (the last tile of 6 rows). With zero inputs only the
+  // recurrent product can round the outputs and dH0 (the kernels that run where the tensor-core ones do not
+  // fit compute it exactly): that they round as TF32 and bfloat16 do shows the tensor cores ran it.
+  const report = tensorCoreRun([3, 70, 6, 501], ["zero-inputs", "highest", "high", "medium"]);
+  const [highest, high, medium] = [report.highest!, report.high!, report.medium!];
   for (const name of sequenceResults) {
-    const [exact, bf16] = [highest!.errors[name]!, medium!.errors[name]!];
+    const [exact, tf32, bf16] = [highest.errors[name]!, high.errors[name]!, medium.errors[name]!];
+    assert(exact <= tolerance.float32, `${name} under highest: ${exact}`);
+    assert(tf32 <= tf32Tolerance, `${name} under high: ${tf32}`);
     assert(bf16 <= bf16Tolerance, `${name} under medium: ${bf16}`);
-    if (name !== "dWeights") assert(bf16 > 10 * exact, `${name} under medium (${bf16}) rounds more than highest (${exact})`);
+    if (name !== "dWeights") {
+      assert(tf32 > 10 * exact, `${name} under high (${tf32}) rounds more than highest (${exact})`);
+      assert(bf16 > 3 * tf32, `${name} under medium (${bf16}) rounds more than high (${tf32})`);
+    }
   }
-  assert(medium!.same, "two runs under medium give the same results");
+  assert(high.same && medium.same, "two runs under high, and two under medium, give the same results");
 }, { skip });

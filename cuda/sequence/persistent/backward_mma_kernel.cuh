@@ -45,7 +45,7 @@ __global__ void __launch_bounds__(kThreads, 1) backward_mma(SequenceBackwardTens
                                                             int state_groups) {
   static_assert(std::is_same_v<T, float>, "the tensor cores' products take float32 operands here");
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-  // A warp's column tiles of dh, kWords registers each per pair of gate depths: 48 registers a thread at kMaxState.
+  // A warp's column tiles of dh, kWords registers each per pair of gate depths (48 a thread for TF32, 24 for bfloat16).
   constexpr int kShareTiles = Products::kMaxState / kMmaCols / kWarps;
   constexpr int kRows = kTiles * kMmaRows;
   extern __shared__ __align__(16) unsigned char shared_bytes[];

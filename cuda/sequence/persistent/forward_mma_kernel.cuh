@@ -39,7 +39,7 @@ template <typename T, typename Products, int kTiles>
 __global__ void __launch_bounds__(kThreads, 1) forward_mma(SequenceForwardTensors<T> p, int state_groups) {
   static_assert(std::is_same_v<T, float>, "the tensor cores' products take float32 operands here");
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-  // A warp's pairs of depth tiles, kWords registers each per column tile: 48 registers a thread at kMaxState.
+  // A warp's pairs of depth tiles, kWords registers each per column tile (48 a thread for TF32, 24 for bfloat16).
   constexpr int kPairs = Products::kMaxState / kPairDepth / kWarps;
   constexpr int kRows = kTiles * kMmaRows;
   extern __shared__ __align__(16) unsigned char shared_bytes[];

@@ -112,8 +112,8 @@ __device__ __forceinline__ void mma_bf16(float (&d)[4], const AFragment& a, uint
 // How the kernels round and multiply, 16 depths (a pair) at a time: A's
 // fragments from row4 (as load_a_pair), B's kWords words of one column
 // from value(k) (B at depth k, zero past the depth), and D += A B. kMaxState:
-// the most states whose W_h slices the kernels keep in registers, 48 a
-// thread (forward_mma_kernel.cuh).
+// the most states whose W_h slices the kernels keep in registers
+// (forward_mma_kernel.cuh), 48 a thread in TF32.
 struct Tf32Products {
   static constexpr int kMaxState = 512;
   static constexpr int kWords = 4;
@@ -139,8 +139,11 @@ struct Tf32Products {
   }
 };
 
+// bfloat16 operands would let the registers hold W_h slices for S up to
+// 1024, but past 512 the backward's shares of dh (state_groups x B x S
+// floats a step) cost more than the graph path's products (BENCHMARKS.md).
 struct Bf16Products {
-  static constexpr int kMaxState = 1024;
+  static constexpr int kMaxState = 512;
   static constexpr int kWords = 2;
   using A = AFragment;
   template <typename Row4>
