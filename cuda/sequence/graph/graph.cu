@@ -213,48 +213,13 @@ void allocate(CachedGraph& c, const BufferBytes& bytes) {
   c.half = std::make_unique<Scratch>(bytes.half);
 }
 
-// Every step's product reads all of W_h (c.weights, `bytes`): the kernels of
-// `graph` keep as much of it in the L2 the device sets aside for persisting
-// accesses as fits there (raised to it, up to the device's maximum), the rest
-// streaming through, so that past what L2 holds on its own (bfloat16 W_h of
-// S above about 2000) each step reads less of it from device memory.
-void persist_recurrent_weights(cudaGraph_t graph, const Scratch& weights, size_t bytes, int device) {
-  int set_aside_max = 0, window_max = 0;
-  LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&set_aside_max, cudaDevAttrMaxPersistingL2CacheSize, device));
-  LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&window_max, cudaDevAttrMaxAccessPolicyWindowSize, device));
-  if (set_aside_max <= 0 || window_max <= 0 || bytes == 0) return;
-  size_t set_aside = 0;
-  LLTM_CUDA_CHECK(cudaDeviceGetLimit(&set_aside, cudaLimitPersistingL2CacheSize));
-  if (const size_t wanted = std::min(bytes, size_t(set_aside_max)); set_aside < wanted) {
-    LLTM_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, wanted));
-    set_aside = wanted;
-  }
-  const size_t window = std::min(bytes, size_t(window_max));
-  cudaKernelNodeAttrValue value{};
-  value.accessPolicyWindow.base_ptr = weights.as<void>();
-  value.accessPolicyWindow.num_bytes = window;
-  value.accessPolicyWindow.hitRatio = float(std::min(1.0, double(set_aside) / double(window)));
-  value.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
-  value.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
-  size_t count = 0;
-  LLTM_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
-  std::vector<cudaGraphNode_t> nodes(count);
-  LLTM_CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
-  for (cudaGraphNode_t node : nodes) {
-    cudaGraphNodeType type;
-    LLTM_CUDA_CHECK(cudaGraphNodeGetType(node, &type));
-    if (type == cudaGraphNodeTypeKernel)
-      LLTM_CUDA_CHECK(cudaGraphKernelNodeSetAttribute(node, cudaKernelNodeAttributeAccessPolicyWindow, &value));
-  }
-}
-
 // The cached graph of `key`, or a new one: its buffers allocated, then
 // `record(graph)` (launches on the capture stream) captured and instantiated.
 // A full cache first gives up its least recently used graph, once `stream`
 // is done with it.
 template <typename Record>
-CachedGraph& cached_graph(GraphState& g, const GraphKey& key, const BufferBytes& bytes, int device,
-                          cudaStream_t stream, Record&& record) {
+CachedGraph& cached_graph(GraphState& g, const GraphKey& key, const BufferBytes& bytes, cudaStream_t stream,
+                          Record&& record) {
   for (const std::unique_ptr<CachedGraph>& c : g.graphs)
     if (c->key == key) {
       c->last_use = ++g.uses;
@@ -284,7 +249,6 @@ CachedGraph& cached_graph(GraphState& g, const GraphKey& key, const BufferBytes&
     cudaGraph_t graph;
     ~GraphOwner() { cudaGraphDestroy(graph); }
   } owner{graph};
-  persist_recurrent_weights(graph, *fresh->weights, bytes.weights, device);
   LLTM_CUDA_CHECK(cudaGraphInstantiate(&fresh->exec, graph, 0));
   fresh->last_use = ++g.uses;
   g.graphs.push_back(std::move(fresh));
@@ -400,7 +364,7 @@ void graph_forward(const SequenceForwardTensors<T>& p, const GemmEngine& engine,
   GraphState& g = graph_state(device);
   std::lock_guard<std::mutex> lock(g.mutex);
   const GraphKey key = key_of<T>(Pass::kForward, p.steps, B, S, p.reserve != nullptr, engine);
-  CachedGraph& c = cached_graph(g, key, bytes, device, stream,
+  CachedGraph& c = cached_graph(g, key, bytes, stream,
                                 [&](CachedGraph& c) { forward_steps<T>(c, engine_for(g, engine), p.steps, B, S); });
   forward_prologue_of(p, c, stream, half, project);
   LLTM_CUDA_CHECK(cudaGraphLaunch(c.exec, stream));
@@ -426,7 +390,7 @@ void graph_backward(const SequenceBackwardTensors<T>& p, const GemmEngine& engin
   GraphState& g = graph_state(device);
   std::lock_guard<std::mutex> lock(g.mutex);
   const GraphKey key = key_of<T>(Pass::kBackward, p.steps, B, S, false, engine);
-  CachedGraph& c = cached_graph(g, key, bytes, device, stream,
+  CachedGraph& c = cached_graph(g, key, bytes, stream,
                                 [&](CachedGraph& c) { backward_steps<T>(c, engine_for(g, engine), p.steps, B, S); });
   backward_prologue_of(p, c, stream, half);
   LLTM_CUDA_CHECK(cudaGraphLaunch(c.exec, stream));
