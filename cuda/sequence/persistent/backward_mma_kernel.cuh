@@ -28,6 +28,7 @@ namespace cg = cooperative_groups;
 
 constexpr int kMmaGatePairs = 3 * kSplitStates / kPairDepth;  // the block's 48 gate gradients, as pairs of depth tiles
 constexpr int kMmaGateStride = 3 * kSplitStates + 4;          // a row of the gate-gradient tile in shared memory
+constexpr int kShareBatch = 16;                                 // the shares of dh a cell loads at once
 static_assert(3 * kSplitStates % kPairDepth == 0, "the block's gates are whole pairs of depth tiles");
 
 // The backward's shared memory at kTiles tiles of rows: the gate-gradient tile.
@@ -131,8 +132,16 @@ __global__ void __launch_bounds__(kThreads, 1) backward_mma(SequenceBackwardTens
     grid.sync();
     if (has_cell) {
       const float* mine = shares + int64_t(t & 1) * state_groups * plane + int64_t(cell_b) * S + cell_s;
-      float sum = __ldcg(mine);
-      for (int g = 1; g < state_groups; ++g) sum += __ldcg(mine + g * plane);
+      // kShareBatch shares loaded before any is added, so that their trips through L2 overlap; added in block order.
+      float sum = 0.0f;
+      for (int g0 = 0; g0 < state_groups; g0 += kShareBatch) {
+        float share[kShareBatch];
+#pragma unroll
+        for (int g = 0; g < kShareBatch; ++g) share[g] = g0 + g < state_groups ? __ldcg(mine + (g0 + g) * plane) : 0.0f;
+#pragma unroll
+        for (int g = 0; g < kShareBatch; ++g)
+          if (g0 + g < state_groups) sum = g0 + g == 0 ? share[g] : sum + share[g];
+      }
       if (t > 0)
         p.dh[int64_t(cell_b) * S + cell_s] = sum;
       else
