@@ -3,7 +3,9 @@
  * torch.set_float32_matmul_precision: "highest" (the default) computes them
  * in exact float32; "high" lets the CUDA backend use TF32 tensor cores
  * (inputs rounded to 10 mantissa bits, float32 accumulation: about 1e-3
- * relative error per product), "medium" also bfloat16 ones (8 bits). The
+ * relative error per product), "medium" also bfloat16 ones (8 bits); the
+ * CUDA sequence engine's persistent recurrence takes its product on the
+ * tensor cores likewise (TF32 under "high", bfloat16 under "medium"). The
  * setting is process-wide and read at each call; the CPU, float64 and the
  * CUDA backend's own product kernels compute exactly at every setting. A
  * call whose tensors are all bfloat16 (float16) computes its products as at
