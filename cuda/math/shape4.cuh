@@ -13,7 +13,7 @@
 namespace lltm::cuda {
 
 // A 3-D view's strides by value: the [O, P, I] tensors of the ops that
-// work along one dimension (cat, gather), the others flattened around it.
+// work along one dimension (cat, gather and its backward), the others flattened around it.
 struct Strides3 {
   int64_t s0, s1, s2;
 };

@@ -4,6 +4,7 @@
 // and the same sums as the CPU's, run after run.
 #include "dispatch.h"
 #include "math/index_check.cuh"
+#include "math/shape4.cuh"
 #include "op_slots.h"
 #include "ops/gather_backward.cuh"
 #include "ops/refusals.h"
@@ -14,17 +15,16 @@ namespace lltm::cuda {
 namespace {
 
 template <typename T>
-__global__ void scatter_add_kernel(const T* g, int64_t g0, int64_t g1, int64_t g2, const int32_t* index, T* dx,
-                                   int64_t d0, int64_t d1, int64_t d2, int64_t O, int64_t P, int64_t Q, int64_t I,
-                                   bool accumulate) {
+__global__ void scatter_add_kernel(const T* g, Strides3 gs, const int32_t* index, T* dx, Strides3 ds, int64_t O,
+                                   int64_t P, int64_t Q, int64_t I, bool accumulate) {
   for (int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; c < O * I; c += int64_t(gridDim.x) * blockDim.x) {
     const int64_t o = c / I, i = c % I;
-    T* column = dx + o * d0 + i * d2;
+    T* column = dx + o * ds.s0 + i * ds.s2;
     if (!accumulate)
-      for (int64_t p = 0; p < P; ++p) column[p * d1] = T(0);
+      for (int64_t p = 0; p < P; ++p) column[p * ds.s1] = T(0);
     for (int64_t q = 0; q < Q; ++q) {
       const int64_t p = index[(o * Q + q) * I + i];  // contiguous [O, Q, I]
-      if (p >= 0 && p < P) column[p * d1] += g[o * g0 + q * g1 + i * g2];
+      if (p >= 0 && p < P) column[p * ds.s1] += g[o * gs.s0 + q * gs.s1 + i * gs.s2];
     }
   }
 }
@@ -42,9 +42,8 @@ void op_gather_backward(const OpCall& call, int device) {
   LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_gather_backward", [&] {
     using T = scalar_t;
     launch("scatter_add_kernel", scatter_add_kernel<T>, dim3(grid_blocks(O * I)), dim3(kBlockThreads), 0, stream,
-           static_cast<const T*>(g.data), g.strides[0], g.strides[1], g.strides[2],
-           static_cast<const int32_t*>(index.data), static_cast<T*>(dx.data), dx.strides[0], dx.strides[1],
-           dx.strides[2], O, P, Q, I, (call.flags & LLTM_ACCUMULATE_PARAM_GRADS) != 0);
+           static_cast<const T*>(g.data), strides3(g), static_cast<const int32_t*>(index.data),
+           static_cast<T*>(dx.data), strides3(dx), O, P, Q, I, (call.flags & LLTM_ACCUMULATE_PARAM_GRADS) != 0);
   });
 }
 
