@@ -29,15 +29,33 @@ __device__ __forceinline__ double block_sum(double v) {
   return v;
 }
 
+// The sum of value(i) for i = first, first + step, ... below n, in that
+// order. Whole batches of kSumBatch come first, their loads issued before
+// any is added: behind a bounds check each, a thread's loads would wait on
+// L2 one at a time.
+constexpr int kSumBatch = 8;
+template <typename Value>
+__device__ __forceinline__ double strided_sum(int64_t first, int64_t n, int64_t step, Value&& value) {
+  double s = 0;
+  int64_t i = first;
+  for (; i + (kSumBatch - 1) * step < n; i += kSumBatch * step) {
+    double v[kSumBatch];
+#pragma unroll
+    for (int k = 0; k < kSumBatch; ++k) v[k] = value(i + k * step);
+#pragma unroll
+    for (int k = 0; k < kSumBatch; ++k) s += v[k];
+  }
+  for (; i < n; i += step) s += value(i);
+  return s;
+}
+
 // Thread threadIdx.x's share of the sum of x's elements (or their squares), from element `first` in steps of `step`.
 template <typename T, bool Square>
 __device__ __forceinline__ double thread_sum(const T* x, Shape4 shape, int64_t n, int64_t first, int64_t step) {
-  double s = 0;
-  for (int64_t i = first; i < n; i += step) {
+  return strided_sum(first, n, step, [&](int64_t i) {
     const double v = double(x[offset_of(i, shape, shape)]);
-    s += Square ? v * v : v;
-  }
-  return s;
+    return Square ? v * v : v;
+  });
 }
 
 template <typename T>
@@ -55,8 +73,7 @@ __global__ void partial_sums_kernel(const T* x, Shape4 shape, int64_t n, double*
 
 template <typename T>
 __global__ void finish_sum_kernel(const double* partial, int64_t blocks, T* total, double scale, bool accumulate) {
-  double s = 0;
-  for (int64_t i = threadIdx.x; i < blocks; i += blockDim.x) s += partial[i];
+  double s = strided_sum(threadIdx.x, blocks, blockDim.x, [&](int64_t i) { return partial[i]; });
   s = block_sum(s);
   if (threadIdx.x == 0) store_total(total, scale, s, accumulate);
 }

@@ -1,6 +1,9 @@
-// The row-wise ops (softmax, argmax, cross-entropy), one thread per row of
-// a strided [N, V] matrix: their launch, and their per-row math (the
-// maximum, then the sum of exp(x - max)).
+// The row-wise ops (softmax, argmax, cross-entropy), one warp per row of a
+// strided [N, V] matrix: the lanes take the row's elements lane, lane + 32,
+// ... (adjacent lanes read adjacent elements of a dense row, where a thread
+// per row made every load its own transaction), and butterfly shuffles
+// combine them, in the same order on every run. Their launch, the warp's
+// row loop, and the per-row math (the maximum, then the sum of exp(x - max)).
 #pragma once
 
 #include <cstdint>
@@ -10,25 +13,52 @@
 
 namespace lltm::cuda {
 
+constexpr int kRowLanes = 32;
+constexpr int kRowsPerBlock = kBlockThreads / kRowLanes;
+
+// This thread's lane in its row's warp, its warp's first row and the stride between a warp's rows.
+__device__ __forceinline__ int row_lane() { return int(threadIdx.x) % kRowLanes; }
+__device__ __forceinline__ int64_t first_row() {
+  return int64_t(blockIdx.x) * kRowsPerBlock + int64_t(threadIdx.x) / kRowLanes;
+}
+__device__ __forceinline__ int64_t row_step() { return int64_t(gridDim.x) * kRowsPerBlock; }
+
+// The sum and the maximum of v over the warp, in every lane.
+template <typename T>
+__device__ __forceinline__ T warp_sum(T v) {
+  for (int o = kRowLanes / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+template <typename T>
+__device__ __forceinline__ T warp_max(T v) {
+  for (int o = kRowLanes / 2; o > 0; o >>= 1) v = fmax(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
 template <typename T>
 struct RowExp {
   T max;
   T sum;  // of exp(row[v] - max)
 };
 
+// The row's maximum and sum of exp(x - max), in every lane of its warp.
 template <typename T>
 __device__ __forceinline__ RowExp<T> row_exp(const T* row, int64_t stride, int64_t V) {
-  T max = row[0];
-  for (int64_t v = 1; v < V; ++v) max = fmax(max, row[v * stride]);
+  const int lane = row_lane();
+  T max = -INFINITY;
+  for (int64_t v = lane; v < V; v += kRowLanes) max = fmax(max, row[v * stride]);
+  max = warp_max(max);
   T sum = 0;
-  for (int64_t v = 0; v < V; ++v) sum += exp(row[v * stride] - max);
-  return {max, sum};
+  for (int64_t v = lane; v < V; v += kRowLanes) sum += exp(row[v * stride] - max);
+  return {max, warp_sum(sum)};
 }
 
-// Launches a row-wise kernel over `rows` rows, a thread each, on `stream`.
+// Launches a row-wise kernel over `rows` rows, a warp each, on `stream`.
 template <typename... Params, typename... Args>
 void launch_rows(const char* name, void (*kernel)(Params...), int64_t rows, cudaStream_t stream, Args&&... args) {
-  launch(name, kernel, dim3(grid_blocks(rows)), dim3(kBlockThreads), 0, stream, std::forward<Args>(args)...);
+  const int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  launch(name, kernel, dim3(unsigned(blocks < 1 ? 1 : blocks < kMaxGridBlocks ? blocks : kMaxGridBlocks)),
+         dim3(kBlockThreads), 0, stream, std::forward<Args>(args)...);
 }
 
 }  // namespace lltm::cuda

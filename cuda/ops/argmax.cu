@@ -1,4 +1,7 @@
-// argmax on the device: one thread per row, the first largest element, a NaN counting as largest.
+// argmax on the device: one warp per row (math/rows.cuh), the first largest
+// element, a NaN counting as largest: each lane finds its elements' first
+// largest, then the lanes' candidates meet, the larger (or the earlier on a
+// tie) winning.
 #include "dispatch.h"
 #include "math/rows.cuh"
 #include "op_slots.h"
@@ -11,16 +14,30 @@ namespace lltm::cuda {
 
 namespace {
 
+// Whether candidate (a, i) comes before (b, j): a NaN first, then the larger, then the earlier.
+template <typename T>
+__device__ __forceinline__ bool before(T a, int64_t i, T b, int64_t j) {
+  if (isnan(a) || isnan(b)) return isnan(a) && (!isnan(b) || i < j);
+  return a > b || (a == b && i < j);
+}
+
 template <typename T>
 __global__ void argmax_kernel(const T* x, int64_t x0, int64_t x1, int32_t* out, int64_t os, int64_t N, int64_t V) {
-  for (int64_t n = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; n < N; n += int64_t(gridDim.x) * blockDim.x) {
+  for (int64_t n = first_row(); n < N; n += row_step()) {
     const T* row = x + n * x0;
-    int64_t best = 0;
-    for (int64_t v = 1; v < V && !isnan(row[best * x1]); ++v) {
+    // A lane without elements holds (-inf, V), which every element comes before.
+    T best = -INFINITY;
+    int64_t at = V;
+    for (int64_t v = row_lane(); v < V; v += kRowLanes) {
       const T value = row[v * x1];
-      if (isnan(value) || value > row[best * x1]) best = v;
+      if (before(value, v, best, at)) best = value, at = v;
     }
-    out[n * os] = int32_t(best);
+    for (int o = kRowLanes / 2; o > 0; o >>= 1) {
+      const T other = __shfl_xor_sync(0xffffffffu, best, o);
+      const int64_t other_at = __shfl_xor_sync(0xffffffffu, at, o);
+      if (before(other, other_at, best, at)) best = other, at = other_at;
+    }
+    if (row_lane() == 0) out[n * os] = int32_t(at);
   }
 }
 

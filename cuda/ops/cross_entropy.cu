@@ -1,8 +1,8 @@
 // cross_entropy on the device: the targets checked first (nothing written on
-// a bad one), then one thread per row computing log(sum exp(x - max)) -
-// (x[target] - max); for the mean and the sum the rows' losses go through a
-// scratch buffer that one block adds up in double, counting the rows not
-// ignored.
+// a bad one), then one warp per row (math/rows.cuh) computing
+// log(sum exp(x - max)) - (x[target] - max); for the mean and the sum the
+// rows' losses go through a scratch buffer that one block adds up in double,
+// counting the rows not ignored.
 #include "dispatch.h"
 #include "math/index_check.cuh"
 #include "math/reduce.cuh"
@@ -19,7 +19,7 @@ namespace {
 template <typename T>
 __global__ void row_losses_kernel(const T* x, int64_t x0, int64_t x1, const int32_t* t, int64_t ts, int64_t N,
                                   int64_t V, int64_t ignore, T* losses, int64_t ls, double* row_loss) {
-  for (int64_t n = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; n < N; n += int64_t(gridDim.x) * blockDim.x) {
+  for (int64_t n = first_row(); n < N; n += row_step()) {
     const int64_t target = t[n * ts];
     T loss = 0;
     if (target != ignore && (target < 0 || target >= V)) {
@@ -29,6 +29,7 @@ __global__ void row_losses_kernel(const T* x, int64_t x0, int64_t x1, const int3
       const RowExp<T> e = row_exp(row, x1, V);
       loss = log(e.sum) - (row[target * x1] - e.max);
     }
+    if (row_lane() != 0) continue;
     if (losses != nullptr)
       losses[n * ls] = loss;
     else
@@ -39,11 +40,8 @@ __global__ void row_losses_kernel(const T* x, int64_t x0, int64_t x1, const int3
 template <typename T>
 __global__ void total_kernel(const double* row_loss, const int32_t* t, int64_t ts, int64_t N, int64_t ignore,
                              bool mean, T* total) {
-  double sum = 0, count = 0;
-  for (int64_t n = threadIdx.x; n < N; n += blockDim.x) {
-    sum += row_loss[n];
-    count += t[n * ts] != ignore ? 1.0 : 0.0;
-  }
+  double sum = strided_sum(threadIdx.x, N, blockDim.x, [&](int64_t n) { return row_loss[n]; });
+  double count = strided_sum(threadIdx.x, N, blockDim.x, [&](int64_t n) { return t[n * ts] != ignore ? 1.0 : 0.0; });
   sum = block_sum(sum);
   __syncthreads();
   count = block_sum(count);

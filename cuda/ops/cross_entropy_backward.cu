@@ -1,6 +1,7 @@
 // cross_entropy's backward on the device: the targets checked first, the
-// rows not ignored counted by one block (for the mean), then one thread per
-// row writing (softmax - onehot(target)) times the row's gradient.
+// rows not ignored counted by one block (for the mean), then one warp per
+// row (math/rows.cuh) writing (softmax - onehot(target)) times the row's
+// gradient.
 #include "dispatch.h"
 #include "math/index_check.cuh"
 #include "math/reduce.cuh"
@@ -16,9 +17,8 @@ namespace {
 
 template <int = 0>
 __global__ void count_kernel(const int32_t* t, int64_t ts, int64_t N, int64_t ignore, double* count) {
-  double c = 0;
-  for (int64_t n = threadIdx.x; n < N; n += blockDim.x) c += t[n * ts] != ignore ? 1.0 : 0.0;
-  c = block_sum(c);
+  const double c =
+      block_sum(strided_sum(threadIdx.x, N, blockDim.x, [&](int64_t n) { return t[n * ts] != ignore ? 1.0 : 0.0; }));
   if (threadIdx.x == 0) *count = c;
 }
 
@@ -26,17 +26,18 @@ template <typename T>
 __global__ void grad_kernel(const T* x, int64_t x0, int64_t x1, const int32_t* t, int64_t ts, int64_t N, int64_t V,
                             int64_t ignore, int64_t reduction, const T* g_losses, int64_t gls, const T* g_total,
                             const double* count, T* d, int64_t d0, int64_t d1) {
-  for (int64_t n = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; n < N; n += int64_t(gridDim.x) * blockDim.x) {
+  for (int64_t n = first_row(); n < N; n += row_step()) {
     const int64_t target = t[n * ts];
     T* out = d + n * d0;
     if (target == ignore) {
-      for (int64_t v = 0; v < V; ++v) out[v * d1] = T(0);
+      for (int64_t v = row_lane(); v < V; v += kRowLanes) out[v * d1] = T(0);
       continue;
     }
     const T g = reduction == 0 ? g_losses[n * gls] : reduction == 1 ? T(double(*g_total) / *count) : *g_total;
     const T* row = x + n * x0;
     const RowExp<T> e = row_exp(row, x1, V);
-    for (int64_t v = 0; v < V; ++v) out[v * d1] = (exp(row[v * x1] - e.max) / e.sum - T(v == target)) * g;
+    for (int64_t v = row_lane(); v < V; v += kRowLanes)
+      out[v * d1] = (exp(row[v * x1] - e.max) / e.sum - T(v == target)) * g;
   }
 }
 

@@ -1,4 +1,4 @@
-// softmax on the device: one thread per row, exp(x - max) over their sum.
+// softmax on the device: one warp per row (math/rows.cuh), exp(x - max) over their sum.
 #include "dispatch.h"
 #include "math/rows.cuh"
 #include "op_slots.h"
@@ -14,10 +14,10 @@ namespace {
 template <typename T>
 __global__ void softmax_kernel(const T* x, int64_t x0, int64_t x1, T* y, int64_t y0, int64_t y1, int64_t N,
                                int64_t V) {
-  for (int64_t n = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; n < N; n += int64_t(gridDim.x) * blockDim.x) {
+  for (int64_t n = first_row(); n < N; n += row_step()) {
     const T* row = x + n * x0;
     const RowExp<T> e = row_exp(row, x1, V);
-    for (int64_t v = 0; v < V; ++v) y[n * y0 + v * y1] = exp(row[v * x1] - e.max) / e.sum;
+    for (int64_t v = row_lane(); v < V; v += kRowLanes) y[n * y0 + v * y1] = exp(row[v * x1] - e.max) / e.sum;
   }
 }
 

@@ -1,4 +1,4 @@
-// softmax's backward on the device: one thread per row, d_x = y * (grad_y - sum(grad_y * y)).
+// softmax's backward on the device: one warp per row (math/rows.cuh), d_x = y * (grad_y - sum(grad_y * y)).
 #include "dispatch.h"
 #include "math/rows.cuh"
 #include "op_slots.h"
@@ -14,10 +14,12 @@ namespace {
 template <typename T>
 __global__ void softmax_backward_kernel(const T* y, int64_t y0, int64_t y1, const T* g, int64_t g0, int64_t g1, T* d,
                                         int64_t d0, int64_t d1, int64_t N, int64_t V) {
-  for (int64_t n = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; n < N; n += int64_t(gridDim.x) * blockDim.x) {
+  for (int64_t n = first_row(); n < N; n += row_step()) {
     T dot = 0;
-    for (int64_t v = 0; v < V; ++v) dot += y[n * y0 + v * y1] * g[n * g0 + v * g1];
-    for (int64_t v = 0; v < V; ++v) d[n * d0 + v * d1] = y[n * y0 + v * y1] * (g[n * g0 + v * g1] - dot);
+    for (int64_t v = row_lane(); v < V; v += kRowLanes) dot += y[n * y0 + v * y1] * g[n * g0 + v * g1];
+    dot = warp_sum(dot);
+    for (int64_t v = row_lane(); v < V; v += kRowLanes)
+      d[n * d0 + v * d1] = y[n * y0 + v * y1] * (g[n * g0 + v * g1] - dot);
   }
 }
 
