@@ -5,6 +5,7 @@
 #include "math/dtype.cuh"
 #include "math/float32_blas.h"
 #include "math/gemm.h"
+#include "math/reduce.cuh"
 #include "math/strided.h"
 #include "runtime/device.h"
 #include "runtime/launch.h"
@@ -257,6 +258,24 @@ void column_sums_pass(cudaStream_t stream, Matrix<const T> M, int64_t chunk_rows
          dim3(kSumColumns * kSumSlices), 0, stream, M, chunk_rows, out, out_chunk_stride, out_stride, accumulate);
 }
 
+// Column sums of a matrix whose columns are contiguous (rs == 1, such as the
+// sequence backward's gate-major dG): a warp per column, its lanes taking
+// rows lane, lane + 32, ... in batches of loads, then a butterfly.
+template <typename T>
+__global__ void contiguous_column_sums_kernel(Matrix<const T> M, T* out, int64_t out_stride, bool accumulate) {
+  using Acc = Accumulate<T>;
+  const int lane = threadIdx.x % 32;
+  const int64_t warps = int64_t(gridDim.x) * blockDim.x / 32;
+  for (int64_t c = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) / 32; c < M.cols; c += warps) {
+    const T* column = M.data + c * M.cs;
+    const Acc total = warp_sum(strided_sum<Acc>(lane, M.rows, 32, [&](int64_t r) { return widen(column[r]); }));
+    if (lane == 0) {
+      T& o = out[c * out_stride];
+      o = RoundTo<T>::from(accumulate ? widen(o) + total : total);
+    }
+  }
+}
+
 // A product this shallow and small (one slab of the own kernel, such as an
 // input projection of a few features) is one short launch of the own kernel,
 // where cuBLAS takes two.
@@ -334,6 +353,9 @@ void gemm_any_strides(const GemmEngine& engine, Matrix<const T> A, Matrix<const 
 
 template <typename T>
 void column_sums(cudaStream_t stream, Matrix<const T> M, T* out, int64_t out_stride, bool accumulate) {
+  if (M.rs == 1 && M.cols > 1)
+    return launch("contiguous_column_sums_kernel", contiguous_column_sums_kernel<T>, dim3(grid_blocks(M.cols * 32)),
+                  dim3(kBlockThreads), 0, stream, M, out, out_stride, accumulate);
   // Chunks within a grid's kMaxGridRows rows of blocks.
   const int64_t chunk_rows = std::max(kSumChunkRows, (M.rows + kMaxGridRows - 1) / kMaxGridRows);
   const int64_t chunks = (M.rows + chunk_rows - 1) / chunk_rows;
@@ -344,10 +366,19 @@ void column_sums(cudaStream_t stream, Matrix<const T> M, T* out, int64_t out_str
                    accumulate);
 }
 
+template <typename T>
+Matrix<const T> column_major_copy(cudaStream_t stream, Matrix<const T> m, std::unique_ptr<Scratch>& buffer) {
+  buffer = std::make_unique<Scratch>(size_t(m.rows * m.cols) * sizeof(T));
+  const Matrix<const T> copy{buffer->template as<T>(), m.rows, m.cols, 1, m.rows};
+  strided_copy(tensor_of(copy), tensor_of(m), dtype_of<T>(), stream);
+  return copy;
+}
+
 #define LLTM_GEMM_INSTANTIATE(T)                                                                              \
   template void gemm<T>(const GemmEngine&, Matrix<const T>, Matrix<const T>, Matrix<T>, T);                   \
   template void gemm_any_strides<T>(const GemmEngine&, Matrix<const T>, Matrix<const T>, Matrix<T>, bool);    \
-  template void column_sums<T>(cudaStream_t, Matrix<const T>, T*, int64_t, bool);
+  template void column_sums<T>(cudaStream_t, Matrix<const T>, T*, int64_t, bool);                             \
+  template Matrix<const T> column_major_copy<T>(cudaStream_t, Matrix<const T>, std::unique_ptr<Scratch>&);
 LLTM_GEMM_INSTANTIATE(float)
 LLTM_GEMM_INSTANTIATE(double)
 LLTM_GEMM_INSTANTIATE(__nv_bfloat16)

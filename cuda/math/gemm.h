@@ -130,4 +130,10 @@ void gemm_any_strides(const GemmEngine& engine, Matrix<const T> A, Matrix<const 
 template <typename T>
 void column_sums(cudaStream_t stream, Matrix<const T> M, T* out, int64_t out_stride, bool accumulate);
 
+// A column-major copy of m (each column contiguous), made on `stream` and
+// held by `buffer`: a product's right operand contiguous along the depth,
+// which TF32 tensor-core products need of one operand at least.
+template <typename T>
+Matrix<const T> column_major_copy(cudaStream_t stream, Matrix<const T> m, std::unique_ptr<Scratch>& buffer);
+
 }  // namespace lltm::cuda

@@ -17,6 +17,19 @@ namespace lltm::cuda {
 // Blocks of the first pass: enough to fill a GPU, few enough for one block to add.
 constexpr int64_t kReduceBlocks = 1024;
 
+// The sum and the maximum of v over the warp, in every lane, by a butterfly
+// of shuffles: the same order on every run.
+template <typename T>
+__device__ __forceinline__ T warp_sum(T v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+template <typename T>
+__device__ __forceinline__ T warp_max(T v) {
+  for (int o = 16; o > 0; o >>= 1) v = fmax(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
 // The sum of v over the block (kBlockThreads threads), valid in thread 0; one call per kernel.
 __device__ __forceinline__ double block_sum(double v) {
   __shared__ double warp_sums[kBlockThreads / 32];
@@ -34,12 +47,12 @@ __device__ __forceinline__ double block_sum(double v) {
 // any is added: behind a bounds check each, a thread's loads would wait on
 // L2 one at a time.
 constexpr int kSumBatch = 8;
-template <typename Value>
-__device__ __forceinline__ double strided_sum(int64_t first, int64_t n, int64_t step, Value&& value) {
-  double s = 0;
+template <typename Acc = double, typename Value>
+__device__ __forceinline__ Acc strided_sum(int64_t first, int64_t n, int64_t step, Value&& value) {
+  Acc s = 0;
   int64_t i = first;
   for (; i + (kSumBatch - 1) * step < n; i += kSumBatch * step) {
-    double v[kSumBatch];
+    Acc v[kSumBatch];
 #pragma unroll
     for (int k = 0; k < kSumBatch; ++k) v[k] = value(i + k * step);
 #pragma unroll

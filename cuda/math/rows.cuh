@@ -9,11 +9,12 @@
 #include <cstdint>
 #include <utility>
 
+#include "math/reduce.cuh"
 #include "runtime/launch.h"
 
 namespace lltm::cuda {
 
-constexpr int kRowLanes = 32;
+constexpr int kRowLanes = 32;  // a warp: reduce.cuh's warp_sum and warp_max
 constexpr int kRowsPerBlock = kBlockThreads / kRowLanes;
 
 // This thread's lane in its row's warp, its warp's first row and the stride between a warp's rows.
@@ -22,18 +23,6 @@ __device__ __forceinline__ int64_t first_row() {
   return int64_t(blockIdx.x) * kRowsPerBlock + int64_t(threadIdx.x) / kRowLanes;
 }
 __device__ __forceinline__ int64_t row_step() { return int64_t(gridDim.x) * kRowsPerBlock; }
-
-// The sum and the maximum of v over the warp, in every lane.
-template <typename T>
-__device__ __forceinline__ T warp_sum(T v) {
-  for (int o = kRowLanes / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-template <typename T>
-__device__ __forceinline__ T warp_max(T v) {
-  for (int o = kRowLanes / 2; o > 0; o >>= 1) v = fmax(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
 
 template <typename T>
 struct RowExp {

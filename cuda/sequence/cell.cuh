@@ -64,6 +64,11 @@ struct SequenceBackwardTensors {
   Accessor<T, 2> d_h0, d_c0;
   int steps, B, S;
   SampleLengths lengths;
+  // dG gate-major ([3S, T * B]) rather than row-major: for the kernels that
+  // never read it back (persistent_backward says which), so that the
+  // products after the recurrence reduce over contiguous rows, the operand
+  // layout TF32 tensor-core GEMMs take (engine.cu).
+  bool dG_by_gate = false;
 
   __host__ __device__ const T* plane(int which, int64_t t) const {
     return reserve + (int64_t(which) * steps + t) * B * S;
@@ -200,10 +205,18 @@ __device__ __forceinline__ CellGradients<T> backward_cell(const SequenceBackward
   const CellGradients<T> d = sample_gradients(v, t, length, last ? T(0) : p.dh[e],
                                               last ? last_grad_cell(p, b, s) : p.dc[e],
                                               t + 1 == length ? last_grad_h(p, b, s) : T(0));
-  T* dg = p.dG + (int64_t(t) * p.B + b) * 3 * p.S;
-  dg[s] = d.d0;
-  dg[p.S + s] = d.d1;
-  dg[2 * p.S + s] = d.d2;
+  const int64_t row = int64_t(t) * p.B + b;
+  if (p.dG_by_gate) {
+    const int64_t rows = int64_t(p.steps) * p.B;
+    p.dG[s * rows + row] = d.d0;
+    p.dG[(p.S + s) * rows + row] = d.d1;
+    p.dG[(2 * p.S + s) * rows + row] = d.d2;
+  } else {
+    T* dg = p.dG + row * 3 * p.S;
+    dg[s] = d.d0;
+    dg[p.S + s] = d.d1;
+    dg[2 * p.S + s] = d.d2;
+  }
   if (t == 0)
     p.d_c0[b][s] = d.d_cell;
   else

@@ -186,9 +186,9 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
                                int(S),
                                lengths};
 
-  // Once every step's gate gradients are known, the rest is products over all T * B rows.
-  auto finish = [&](const T* dG) {
-    const Matrix<const T> dGm = row_major<const T>(dG, steps * B, G);
+  // Once every step's gate gradients are known (row-major, or gate-major
+  // where the recurrence wrote them so), the rest is products over all T * B rows.
+  auto finish = [&](const Matrix<const T> dGm) {
     const Matrix<const T> W = matrix<const T>(*a.weights);
     const Matrix<const T> Wx{W.data + S * W.cs, G, F, W.rs, W.cs};
     const InputRows<T> X = input_rows<T>(*a.inputs, dtype, dev.stream);
@@ -204,7 +204,10 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
       Matrix<T> dX;
       Scratch dx_staged(rows_of(*a.d_inputs, dX) ? 0 : size_t(steps * B * F) * sizeof(T));
       if (dx_staged.as<void>() != nullptr) dX = row_major(dx_staged.as<T>(), steps * B, F);
-      rows_product<T>(engine, dev.stream, half, dGm, false, Wx, false, dX, T(0), dG_copy);
+      // A gate-major dG is not contiguous along this product's depth (the gates): W_x then goes column-major.
+      std::unique_ptr<Scratch> wx_copy;
+      const Matrix<const T> Wx_operand = dGm.rs == 1 ? column_major_copy(dev.stream, Wx, wx_copy) : Wx;
+      rows_product<T>(engine, dev.stream, half, dGm, false, Wx_operand, false, dX, T(0), dG_copy);
       if (dx_staged.as<void>() != nullptr)
         strided_copy(*a.d_inputs, contiguous_like(*a.d_inputs, dx_staged.as<void>()), dtype, dev.stream);
     }
@@ -223,7 +226,8 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
     rows_product<T>(engine, dev.stream, half, dGm, true, X.m, false, dWx, beta, dG_copy);
     column_sums<T>(dev.stream, dGm, d_bias, a.d_bias->strides[0], a.accumulate);
   };
-  if (kernels.recurrence == Recurrence::kGraph) return graph_backward<T>(p, engine, device, finish);
+  if (kernels.recurrence == Recurrence::kGraph)
+    return graph_backward<T>(p, engine, device, [&](const T* dG) { finish(row_major<const T>(dG, steps * B, G)); });
   // The cluster kernels keep dh and dc between steps on chip.
   const bool on_chip = kernels.recurrence == Recurrence::kCluster;
   const size_t carried = on_chip ? 0 : size_t(B * S) * sizeof(T);
@@ -231,11 +235,16 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
   p.dG = dG.as<T>();
   p.dh = dh.as<T>();
   p.dc = dc.as<T>();
-  if (on_chip)
+  const Matrix<const T> by_row = row_major<const T>(dG.as<T>(), steps * B, G);
+  if (on_chip) {
     cluster_backward(p, dev.stream);
-  else
-    persistent_backward(p, products, dev.stream);
-  finish(dG.as<T>());
+    return finish(by_row);
+  }
+  // Gate-major where cuBLAS's TF32 products take it: d_weights' products reduce over the T * B rows, along
+  // which a row-major dG is not contiguous, and cuBLAS runs such a product on Ampere-era kernels.
+  p.dG_by_gate = uses_blas(engine) && tf32_products<T>(engine);
+  const Matrix<const T> by_gate{dG.as<T>(), steps * B, G, 1, steps * B};
+  finish(persistent_backward(p, products, dev.stream) ? by_gate : by_row);
 }
 
 }  // namespace

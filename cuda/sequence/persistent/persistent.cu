@@ -141,7 +141,7 @@ void persistent_forward(const SequenceForwardTensors<T>& p, RecurrentProducts pr
 }
 
 template <typename T>
-void persistent_backward(const SequenceBackwardTensors<T>& p, RecurrentProducts products, cudaStream_t stream) {
+bool persistent_backward(SequenceBackwardTensors<T> p, RecurrentProducts products, cudaStream_t stream) {
   if constexpr (std::is_same_v<T, float>) {
     const bool on_tensor_cores = with_products(products, [&](auto products) {
       const MmaChoice<BackwardMma> mma = backward_mma_choice<decltype(products)>(p.S, p.B);
@@ -152,12 +152,17 @@ void persistent_backward(const SequenceBackwardTensors<T>& p, RecurrentProducts 
                          mma.plan.shared, stream, p, shares.as<float>(), mma.plan.state_groups);
       return true;
     });
-    if (on_tensor_cores) return;
+    if (on_tensor_cores) return p.dG_by_gate;
+  }
+  p.dG_by_gate = false;
+  if constexpr (std::is_same_v<T, float>) {
     const persistent::SplitPlan split = persistent::split_plan(
         reinterpret_cast<const void*>(persistent::backward_split<T>), p.S, p.B, persistent::split_shared_bytes(p.S));
-    if (split.blocks > 0)
-      return launch_cooperative("backward_split", persistent::backward_split<T>, dim3(unsigned(split.blocks)),
-                                dim3(persistent::kThreads), split.shared, stream, p, split.state_groups);
+    if (split.blocks > 0) {
+      launch_cooperative("backward_split", persistent::backward_split<T>, dim3(unsigned(split.blocks)),
+                         dim3(persistent::kThreads), split.shared, stream, p, split.state_groups);
+      return false;
+    }
   }
   with_states(p.S, [&](auto states) {
     const Plan plan = backward_plan<T, states()>(p.S, p.B);
@@ -165,14 +170,14 @@ void persistent_backward(const SequenceBackwardTensors<T>& p, RecurrentProducts 
                        dim3(unsigned(persistent::blocks_for(p.S, states()))), dim3(persistent::kThreads),
                        plan.shared, stream, p, plan.rows);
   });
+  return false;
 }
 
 template bool persistent_fits<float>(int64_t, int64_t, RecurrentProducts);
 template bool persistent_fits<double>(int64_t, int64_t, RecurrentProducts);
 template void persistent_forward<float>(const SequenceForwardTensors<float>&, RecurrentProducts, cudaStream_t);
 template void persistent_forward<double>(const SequenceForwardTensors<double>&, RecurrentProducts, cudaStream_t);
-template void persistent_backward<float>(const SequenceBackwardTensors<float>&, RecurrentProducts, cudaStream_t);
-template void persistent_backward<double>(const SequenceBackwardTensors<double>&, RecurrentProducts,
-                                          cudaStream_t);
+template bool persistent_backward<float>(SequenceBackwardTensors<float>, RecurrentProducts, cudaStream_t);
+template bool persistent_backward<double>(SequenceBackwardTensors<double>, RecurrentProducts, cudaStream_t);
 
 }  // namespace lltm::cuda

@@ -24,8 +24,10 @@ bool persistent_fits(int64_t S, int64_t B, RecurrentProducts products);
 template <typename T>
 void persistent_forward(const SequenceForwardTensors<T>& p, RecurrentProducts products, cudaStream_t stream);
 
-// Fills p.dG for every step, d_h0 and d_c0.
+// Fills p.dG for every step, d_h0 and d_c0. dG is gate-major where p asks
+// for it and the tensor-core kernel runs (the other kernels read dG back
+// row-major); returns whether it is.
 template <typename T>
-void persistent_backward(const SequenceBackwardTensors<T>& p, RecurrentProducts products, cudaStream_t stream);
+bool persistent_backward(SequenceBackwardTensors<T> p, RecurrentProducts products, cudaStream_t stream);
 
 }  // namespace lltm::cuda
