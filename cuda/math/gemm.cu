@@ -264,15 +264,42 @@ void column_sums_pass(cudaStream_t stream, Matrix<const T> M, int64_t chunk_rows
 template <typename T>
 __global__ void contiguous_column_sums_kernel(Matrix<const T> M, T* out, int64_t out_stride, bool accumulate) {
   using Acc = Accumulate<T>;
-  const int lane = threadIdx.x % 32;
-  const int64_t warps = int64_t(gridDim.x) * blockDim.x / 32;
-  for (int64_t c = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) / 32; c < M.cols; c += warps) {
+  __shared__ Acc warp_totals[kBlockThreads / 32];
+  for (int64_t c = blockIdx.x; c < M.cols; c += gridDim.x) {
     const T* column = M.data + c * M.cs;
-    const Acc total = warp_sum(strided_sum<Acc>(lane, M.rows, 32, [&](int64_t r) { return widen(column[r]); }));
-    if (lane == 0) {
+    const Acc part =
+        warp_sum(strided_sum<Acc>(threadIdx.x, M.rows, kBlockThreads, [&](int64_t r) { return widen(column[r]); }));
+    if (threadIdx.x % 32 == 0) warp_totals[threadIdx.x / 32] = part;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      Acc total = 0;
+      for (int w = 0; w < kBlockThreads / 32; ++w) total += warp_totals[w];
       T& o = out[c * out_stride];
       o = RoundTo<T>::from(accumulate ? widen(o) + total : total);
     }
+    __syncthreads();
+  }
+}
+
+// dst[c * rows + r] = src[r * src_rs + c]: a row-major matrix copied
+// column-major through 32 x 32 tiles in shared memory, so that both the
+// reads and the writes are of consecutive elements.
+constexpr int kTransposeTile = 32;
+template <typename T>
+__global__ void transpose_kernel(const T* src, int64_t rows, int64_t cols, int64_t src_rs, T* dst) {
+  __shared__ T tile[kTransposeTile][kTransposeTile + 1];
+  const int64_t tile_rows = (rows + kTransposeTile - 1) / kTransposeTile;
+  const int64_t tiles = tile_rows * ((cols + kTransposeTile - 1) / kTransposeTile);
+  const int x = threadIdx.x % kTransposeTile, y0 = threadIdx.x / kTransposeTile;
+  constexpr int kStep = kBlockThreads / kTransposeTile;
+  for (int64_t tile_at = blockIdx.x; tile_at < tiles; tile_at += gridDim.x) {
+    const int64_t r0 = tile_at % tile_rows * kTransposeTile, c0 = tile_at / tile_rows * kTransposeTile;
+    for (int y = y0; y < kTransposeTile; y += kStep)
+      if (r0 + y < rows && c0 + x < cols) tile[y][x] = src[(r0 + y) * src_rs + c0 + x];
+    __syncthreads();
+    for (int y = y0; y < kTransposeTile; y += kStep)
+      if (c0 + y < cols && r0 + x < rows) dst[(c0 + y) * rows + r0 + x] = tile[x][y];
+    __syncthreads();
   }
 }
 
@@ -354,8 +381,9 @@ void gemm_any_strides(const GemmEngine& engine, Matrix<const T> A, Matrix<const 
 template <typename T>
 void column_sums(cudaStream_t stream, Matrix<const T> M, T* out, int64_t out_stride, bool accumulate) {
   if (M.rs == 1 && M.cols > 1)
-    return launch("contiguous_column_sums_kernel", contiguous_column_sums_kernel<T>, dim3(grid_blocks(M.cols * 32)),
-                  dim3(kBlockThreads), 0, stream, M, out, out_stride, accumulate);
+    return launch("contiguous_column_sums_kernel", contiguous_column_sums_kernel<T>,
+                  dim3(unsigned(std::min(M.cols, kMaxGridBlocks))), dim3(kBlockThreads), 0, stream, M, out, out_stride,
+                  accumulate);
   // Chunks within a grid's kMaxGridRows rows of blocks.
   const int64_t chunk_rows = std::max(kSumChunkRows, (M.rows + kMaxGridRows - 1) / kMaxGridRows);
   const int64_t chunks = (M.rows + chunk_rows - 1) / chunk_rows;
@@ -370,7 +398,14 @@ template <typename T>
 Matrix<const T> column_major_copy(cudaStream_t stream, Matrix<const T> m, std::unique_ptr<Scratch>& buffer) {
   buffer = std::make_unique<Scratch>(size_t(m.rows * m.cols) * sizeof(T));
   const Matrix<const T> copy{buffer->template as<T>(), m.rows, m.cols, 1, m.rows};
-  strided_copy(tensor_of(copy), tensor_of(m), dtype_of<T>(), stream);
+  if (m.cs != 1) {
+    strided_copy(tensor_of(copy), tensor_of(m), dtype_of<T>(), stream);
+    return copy;
+  }
+  const int64_t tiles =
+      ((m.rows + kTransposeTile - 1) / kTransposeTile) * ((m.cols + kTransposeTile - 1) / kTransposeTile);
+  launch("transpose_kernel", transpose_kernel<T>, dim3(unsigned(std::min(tiles, kMaxGridBlocks))), dim3(kBlockThreads),
+         0, stream, m.data, m.rows, m.cols, m.rs, buffer->template as<T>());
   return copy;
 }
 

@@ -64,10 +64,11 @@ struct SequenceBackwardTensors {
   Accessor<T, 2> d_h0, d_c0;
   int steps, B, S;
   SampleLengths lengths;
-  // dG gate-major ([3S, T * B]) rather than row-major: for the kernels that
-  // never read it back (persistent_backward says which), so that the
-  // products after the recurrence reduce over contiguous rows, the operand
-  // layout TF32 tensor-core GEMMs take (engine.cu).
+  // dG gate-major ([3S, T * B]) rather than row-major, so that the products
+  // after the recurrence reduce over contiguous rows, the operand layout
+  // TF32 tensor-core GEMMs take (engine.cu): only the tensor-core backward
+  // writes it so, from its tile of gate gradients in shared memory, a gate's
+  // rows together (persistent_backward says whether it ran).
   bool dG_by_gate = false;
 
   __host__ __device__ const T* plane(int which, int64_t t) const {
@@ -193,9 +194,9 @@ __device__ __forceinline__ T last_grad_cell(const SequenceBackwardTensors<T>& p,
   return p.has_grad_last_cell ? p.grad_last_cell[b][s] : T(0);
 }
 
-// The gate gradients of state s, row b, step t into dG, and the cell's
-// gradient on to step t - 1 (d_c0 at t = 0); returns them too, for a caller
-// that stores them elsewhere as well.
+// The gate gradients of state s, row b, step t into dG (unless gate-major,
+// which the caller stores), and the cell's gradient on to step t - 1 (d_c0
+// at t = 0); returns them too, for a caller that stores them elsewhere as well.
 template <typename T>
 __device__ __forceinline__ CellGradients<T> backward_cell(const SequenceBackwardTensors<T>& p, int t, int b, int s,
                                                           const SavedCell<T>& v) {
@@ -205,14 +206,8 @@ __device__ __forceinline__ CellGradients<T> backward_cell(const SequenceBackward
   const CellGradients<T> d = sample_gradients(v, t, length, last ? T(0) : p.dh[e],
                                               last ? last_grad_cell(p, b, s) : p.dc[e],
                                               t + 1 == length ? last_grad_h(p, b, s) : T(0));
-  const int64_t row = int64_t(t) * p.B + b;
-  if (p.dG_by_gate) {
-    const int64_t rows = int64_t(p.steps) * p.B;
-    p.dG[s * rows + row] = d.d0;
-    p.dG[(p.S + s) * rows + row] = d.d1;
-    p.dG[(2 * p.S + s) * rows + row] = d.d2;
-  } else {
-    T* dg = p.dG + row * 3 * p.S;
+  if (!p.dG_by_gate) {
+    T* dg = p.dG + (int64_t(t) * p.B + b) * 3 * p.S;
     dg[s] = d.d0;
     dg[p.S + s] = d.d1;
     dg[2 * p.S + s] = d.d2;

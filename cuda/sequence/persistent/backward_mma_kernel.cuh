@@ -92,6 +92,15 @@ __global__ void __launch_bounds__(kThreads, 1) backward_mma(SequenceBackwardTens
       if (t > 0) ahead = load_saved(p, t - 1, cell_b, cell_s);
     }
     __syncthreads();
+    if (p.dG_by_gate) {
+      // The tile out gate-major: column n's rows are consecutive there.
+      const int64_t gate_stride = int64_t(p.steps) * p.B, row0 = int64_t(t) * p.B + b0;
+      for (int e = threadIdx.x; e < 3 * kSplitStates * kRows; e += kThreads) {
+        const int n = e / kRows, row = e % kRows, s = s0 + n % kSplitStates;
+        if (row < rows && s < S)
+          p.dG[(n / kSplitStates * S + s) * gate_stride + row0 + row] = gates[row * kMmaGateStride + n];
+      }
+    }
     // This block's share, one tile of rows after the other: rows g and g + 8
     // of the tile, columns 2c and 2c + 1 of each of the warp's column tiles.
     float* share = shares + (int64_t(t & 1) * state_groups + group) * plane + int64_t(b0) * S;
