@@ -259,8 +259,9 @@ void column_sums_pass(cudaStream_t stream, Matrix<const T> M, int64_t chunk_rows
 }
 
 // Column sums of a matrix whose columns are contiguous (rs == 1, such as the
-// sequence backward's gate-major dG): a warp per column, its lanes taking
-// rows lane, lane + 32, ... in batches of loads, then a butterfly.
+// sequence backward's gate-major dG): a block per column, its threads taking
+// rows threadIdx.x, threadIdx.x + kBlockThreads, ... in batches of loads, each
+// warp's sums added by a butterfly and the warps' totals in warp order.
 template <typename T>
 __global__ void contiguous_column_sums_kernel(Matrix<const T> M, T* out, int64_t out_stride, bool accumulate) {
   using Acc = Accumulate<T>;

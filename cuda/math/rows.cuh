@@ -1,7 +1,6 @@
 // The row-wise ops (softmax, argmax, cross-entropy), one warp per row of a
 // strided [N, V] matrix: the lanes take the row's elements lane, lane + 32,
-// ... (adjacent lanes read adjacent elements of a dense row, where a thread
-// per row made every load its own transaction), and butterfly shuffles
+// ... (so that a dense row's loads are coalesced), and butterfly shuffles
 // combine them, in the same order on every run. Their launch, the warp's
 // row loop, and the per-row math (the maximum, then the sum of exp(x - max)).
 #pragma once
