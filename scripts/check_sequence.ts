@@ -3,7 +3,8 @@
  * at fixed sizes and layouts, in both dtypes: what tests/cuda.test.ts runs
  * once per CUDA sequence path, each in a process of its own since the
  * kernels are chosen once per process (LLTM_CUDA_KERNELS=cluster, persistent,
- * graph, fused for the own product kernel instead of cuBLAS, or a combination).
+ * cluster-mma, graph, fused for the own product kernel instead of cuBLAS, or a
+ * combination).
  *
  * With --lengths every case runs with per-sample lengths (from 1 to T); with
  * --precision P its float32 products round as setFloat32MatmulPrecision(P)
@@ -80,6 +81,12 @@ const cases: Case[] = [
   // The tensor-core kernels with two tiles of 16 rows a block, where one would take more blocks than 132 (S = 501:
   // 32 groups of states, the last of 5; B = 70: 3 groups of 32 rows, the last of 6).
   { T: 3, B: 70, F: 5, S: 501, inputs: "batchMajor", weights: "contiguous", accumulate: false, dtypes: ["float32"] },
+  // The tensor-core clusters' forward (32 states a block, 16 rows a cluster): a second block of one state (S =
+  // 33), both slots of staged h over many steps with a partial cluster of rows (T = 13, B = 20), and 16 blocks a
+  // cluster (S = 512).
+  { T: 5, B: 3, F: 4, S: 33, inputs: "contiguous", weights: "transposed", accumulate: false, dtypes: ["float32"] },
+  { T: 13, B: 20, F: 6, S: 96, inputs: "featureMajor", weights: "strided", accumulate: true, dtypes: ["float32"] },
+  { T: 4, B: 17, F: 3, S: 512, inputs: "contiguous", weights: "contiguous", accumulate: false, dtypes: ["float32"] },
 ];
 
 /**

@@ -116,6 +116,8 @@ test("every CUDA sequence path matches the float64 reference: cluster, persisten
     // and bfloat16 ones.
     ["persistent", ["--precision", "high"]], ["persistent", ["--lengths", "--precision", "high"]],
     ["persistent", ["--precision", "medium"]], ["persistent", ["--lengths", "--precision", "medium"]],
+    // The forward in tensor-core clusters beside the persistent backward, both products.
+    ["cluster-mma", ["--lengths", "--precision", "high"]], ["cluster-mma", ["--precision", "medium"]],
   ];
   for (const [kernels, extra] of runs) {
     const r = spawnSync(command[0]!, [...command.slice(1), "--cuda", ...extra], {

@@ -4,7 +4,9 @@
 // fused-int64 also give the sequence engine and linear the library's own
 // product kernel instead of cuBLAS); cluster | persistent | graph force the sequence engine's
 // recurrence (each only where it fits the device: cluster falls back to
-// persistent, persistent to graph).
+// persistent, persistent to graph; persistent also keeps a forward with
+// rounded products on its grid-wide kernel rather than the tensor-core
+// clusters, which cluster-mma forces where they fit).
 #pragma once
 
 #include <cstdint>
@@ -46,7 +48,7 @@ SequenceKernels choose_sequence_kernels(ClusterFits&& cluster_fits, ClusterOneWa
     return SequenceKernels{persistent_fits() ? Recurrence::kPersistent : Recurrence::kGraph, own_gemm};
   };
   if (forced("graph")) return {Recurrence::kGraph, own_gemm};
-  if (forced("persistent")) return persistent_else_graph();
+  if (forced("persistent") || forced("cluster-mma")) return persistent_else_graph();
   if (forced("cluster") ? cluster_fits() : cluster_one_wave()) return {Recurrence::kCluster, own_gemm};
   return persistent_else_graph();
 }

@@ -152,9 +152,15 @@ void forward(const SequenceForwardArgs& a, int32_t dtype, int32_t float32_precis
   p.gin = gin.as<T>();
   p.h_buffer = h_buffer.as<T>();
   p.cell = cell.as<T>();
+  // Rounded float32 products take the tensor-core clusters where they fit,
+  // unless LLTM_CUDA_KERNELS asks for the grid-wide persistent kernels.
+  auto on_tensor_core_clusters = [&] {
+    if constexpr (std::is_same_v<T, float>) return !forced("persistent") && cluster_mma_forward(p, products, dev.stream);
+    return false;
+  };
   if (on_chip)
     cluster_forward(p, dev.stream);
-  else
+  else if (!on_tensor_core_clusters())
     persistent_forward(p, products, dev.stream);
 }
 

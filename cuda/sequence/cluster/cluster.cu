@@ -3,6 +3,7 @@
 #include "sequence/cluster/backward_kernel.cuh"
 #include "sequence/cluster/cluster.h"
 #include "sequence/cluster/forward_kernel.cuh"
+#include "sequence/cluster/forward_mma_kernel.cuh"
 #include "sequence/cluster/plan.h"
 
 namespace lltm::cuda {
@@ -45,6 +46,20 @@ void cluster_backward(const SequenceBackwardTensors<T>& p, cudaStream_t stream) 
   const cluster::ClusterPlan plan = backward_plan<T>(p.S, p.B);
   launch_cluster("backward_cluster", cluster::backward_cluster<T>, dim3(plan.blocks, plan.clusters),
                  dim3(cluster::kClusterThreads), plan.blocks, plan.shared, stream, p, plan.shape);
+}
+
+bool cluster_mma_forward(const SequenceForwardTensors<float>& p, RecurrentProducts products, cudaStream_t stream) {
+  return persistent::with_products(products, [&](auto products) {
+    using Products = decltype(products);
+    auto* kernel = cluster::forward_cluster_mma<Products>;
+    const cluster::MmaPlan plan = cluster::mma_plan(
+        reinterpret_cast<const void*>(kernel), p.S, p.B, cluster::kMmaStates, cluster::kMmaRows,
+        cluster::kMmaThreads, cluster::forward_mma_shared_bytes<Products>(p.S), Products::kMaxState);
+    if (plan.blocks == 0) return false;
+    launch_cluster("forward_cluster_mma", kernel, dim3(plan.blocks, plan.clusters), dim3(cluster::kMmaThreads),
+                   plan.blocks, plan.shared, stream, p);
+    return true;
+  });
 }
 
 template bool cluster_fits<float>(int64_t, int64_t);

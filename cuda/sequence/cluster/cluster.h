@@ -9,6 +9,7 @@
 #pragma once
 
 #include "sequence/cell.cuh"
+#include "sequence/persistent/persistent.h"
 
 namespace lltm::cuda {
 
@@ -27,6 +28,14 @@ bool cluster_one_wave(int64_t S, int64_t B);
 // After the input projection: p.gin holds x_t W_x^T for every step.
 template <typename T>
 void cluster_forward(const SequenceForwardTensors<T>& p, cudaStream_t stream);
+
+// The forward on the tensor cores with rounded products, in clusters of up
+// to 16 blocks that each own 16 batch rows and all S states (S up to the
+// products' kMaxState), every cluster resident at once; false, having
+// launched nothing, where it cannot run (exact products, or a size or device
+// it does not fit). After the input projection, as persistent_forward, whose
+// tensors it takes; the backward stays with persistent_backward.
+bool cluster_mma_forward(const SequenceForwardTensors<float>& p, RecurrentProducts products, cudaStream_t stream);
 
 // Fills p.dG for every step, d_h0 and d_c0.
 template <typename T>

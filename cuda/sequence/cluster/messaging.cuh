@@ -44,6 +44,19 @@ __device__ __forceinline__ void send(uint32_t to, double v, uint32_t barrier) {
                : "memory");
 }
 
+// Copies `bytes` (a multiple of 16, both ends 16-byte aligned) from this
+// block's shared memory at `from` to a cluster block's at `to`, counted on
+// that block's mbarrier: one transfer where st.async would take one per value.
+__device__ __forceinline__ void send_bulk(uint32_t to, uint32_t from, uint32_t bytes, uint32_t barrier) {
+  asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(to),
+               "r"(from), "r"(bytes), "r"(barrier)
+               : "memory");
+}
+
+// Orders this thread's shared-memory writes before the bulk copies (the
+// async proxy) that read them, once a block barrier separates the two.
+__device__ __forceinline__ void fence_for_bulk_copies() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
 // One arrival per phase (the expectation below) completes it, with the bytes.
 __device__ __forceinline__ void init_barrier(uint32_t barrier) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(barrier) : "memory");

@@ -30,6 +30,40 @@ const ClusterLimits& limits(int device) {
   return hit->second;
 }
 
+// Clusters of `blocks` blocks of `threads` threads at `shared` bytes each
+// that the device holds at once, with the kernel's limits raised to their
+// caps (not to what this size takes: plans of other sizes launch the same
+// kernel); 0 where the device refuses the cluster size.
+int active_clusters(const void* kernel, int64_t blocks, int64_t threads, size_t shared, int64_t dynamic_cap) {
+  LLTM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_cap)));
+  if (blocks > kPortableCluster)
+    LLTM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(unsigned(blocks));
+  config.blockDim = dim3(unsigned(threads));
+  config.dynamicSmemBytes = shared;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeClusterDimension;
+  attribute[0].val.clusterDim.x = unsigned(blocks);
+  attribute[0].val.clusterDim.y = 1;
+  attribute[0].val.clusterDim.z = 1;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  int active = 0;
+  if (cudaOccupancyMaxActiveClusters(&active, kernel, &config) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return active;
+}
+
+// The dynamic shared memory a block of `kernel` may take beside the kernel's own (its barriers).
+int64_t dynamic_cap(const void* kernel, const ClusterLimits& l) {
+  cudaFuncAttributes attributes;
+  LLTM_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  return int64_t(l.shared_per_block) - int64_t(attributes.sharedSizeBytes);
+}
+
 }  // namespace
 
 template <typename T>
@@ -42,10 +76,7 @@ ClusterPlan plan(const void* kernel, int64_t weight_rows, int64_t width, int64_t
   std::lock_guard<std::mutex> lock(mutex);
   if (auto hit = plans.find(key); hit != plans.end()) return hit->second;
   const ClusterLimits& l = limits(device);
-  // The dynamic shared memory a block may take beside the kernel's own (its barriers).
-  cudaFuncAttributes attributes;
-  LLTM_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
-  const int64_t dynamic_cap = int64_t(l.shared_per_block) - int64_t(attributes.sharedSizeBytes);
+  const int64_t cap = dynamic_cap(kernel, l);
   ClusterPlan result{{0, 0, 0}, 0, 0, 0, false};
   for (int largest = kPortableCluster; l.clusters && largest <= kLargestCluster && result.blocks == 0; largest *= 2) {
     const int64_t states = (S + largest - 1) / largest, blocks = (S + states - 1) / states;
@@ -55,30 +86,11 @@ ClusterPlan plan(const void* kernel, int64_t weight_rows, int64_t width, int64_t
     const int64_t weights = weight_rows * states * width * int64_t(sizeof(T));
     const int64_t row = 2 * width * int64_t(sizeof(T));  // both slots
     const int64_t most_rows = std::min({B, int64_t(kGroups) * kMaxTasks / states,
-                                        (dynamic_cap - weights) / row});
+                                        (cap - weights) / row});
     if (most_rows < 1) continue;
     const size_t most_shared = size_t(weights + most_rows * row);
-    // The cap, not what this size takes: plans of other sizes launch the same kernel.
-    LLTM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic_cap)));
-    if (blocks > kPortableCluster)
-      LLTM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     // Clusters resident at once, at the most shared memory any rows take.
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(unsigned(blocks));
-    config.blockDim = dim3(kClusterThreads);
-    config.dynamicSmemBytes = most_shared;
-    cudaLaunchAttribute attribute[1];
-    attribute[0].id = cudaLaunchAttributeClusterDimension;
-    attribute[0].val.clusterDim.x = unsigned(blocks);
-    attribute[0].val.clusterDim.y = 1;
-    attribute[0].val.clusterDim.z = 1;
-    config.attrs = attribute;
-    config.numAttrs = 1;
-    int active = 0;
-    if (cudaOccupancyMaxActiveClusters(&active, kernel, &config) != cudaSuccess) {
-      cudaGetLastError();  // a cluster size this device refuses: try the next
-      continue;
-    }
+    const int active = active_clusters(kernel, blocks, kClusterThreads, most_shared, cap);
     if (active < 1) continue;
     const int64_t rows = std::clamp(std::max((B + active - 1) / active, (int64_t(kGroups) + states - 1) / states),
                                     int64_t(1), most_rows);
@@ -90,6 +102,26 @@ ClusterPlan plan(const void* kernel, int64_t weight_rows, int64_t width, int64_t
               size_t(weights + rows * row),
               clusters <= active};
   }
+  plans.emplace(key, result);
+  return result;
+}
+
+MmaPlan mma_plan(const void* kernel, int64_t S, int64_t B, int64_t states, int64_t rows, int64_t threads,
+                 int64_t shared, int64_t max_state) {
+  int device = 0;
+  LLTM_CUDA_CHECK(cudaGetDevice(&device));
+  static std::mutex mutex;
+  static std::map<std::tuple<int, const void*, int64_t, int64_t>, MmaPlan> plans;
+  const auto key = std::make_tuple(device, kernel, S, B);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto hit = plans.find(key); hit != plans.end()) return hit->second;
+  const ClusterLimits& l = limits(device);
+  const int64_t blocks = (S + states - 1) / states, clusters = (B + rows - 1) / rows;
+  const int64_t cap = dynamic_cap(kernel, l);
+  MmaPlan result{0, 0, 0};
+  if (l.clusters && S <= max_state && blocks >= 2 && blocks <= kLargestCluster && shared <= cap &&
+      clusters <= active_clusters(kernel, blocks, threads, size_t(shared), cap))
+    result = {unsigned(blocks), unsigned(clusters), size_t(shared)};
   plans.emplace(key, result);
   return result;
 }

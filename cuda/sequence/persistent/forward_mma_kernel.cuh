@@ -60,17 +60,20 @@ __global__ void __launch_bounds__(kThreads, 1) forward_mma(SequenceForwardTensor
       Products::load_b([&](int k) { return k < S ? float(row[k]) : 0.0f; }, warp + i * kWarps, lane, w[i][n]);
     }
   }
-  // A thread's cell (row r, state j of the block): its input sums with the bias one step ahead, its cell.
+  // A thread's cell (row r, state j of the block): its bias, its input sums one step ahead (added only where the
+  // gates need them, so that nothing waits for their loads before then), its cell.
   const int r = threadIdx.x / kSplitStates, j = threadIdx.x % kSplitStates;
   const int cell_b = b0 + r, cell_s = s0 + j;
   const bool has_cell = r < rows && cell_s < S;
-  float in[3] = {}, cell = 0.0f;
+  float bias[3] = {}, in[3] = {}, cell = 0.0f;
   auto load_in = [&](int t) {
     const float* g = p.gin + (int64_t(t) * p.B + cell_b) * 3 * S + cell_s;
 #pragma unroll
-    for (int q = 0; q < 3; ++q) in[q] = __ldg(g + q * S) + p.bias[q * S + cell_s];
+    for (int q = 0; q < 3; ++q) in[q] = __ldg(g + q * S);
   };
   if (has_cell) {
+#pragma unroll
+    for (int q = 0; q < 3; ++q) bias[q] = p.bias[q * S + cell_s];
     load_in(0);
     cell = p.c0[cell_b][cell_s];
     // h0 where step 0 reads the h before it, so that every step reads a
@@ -112,7 +115,7 @@ __global__ void __launch_bounds__(kThreads, 1) forward_mma(SequenceForwardTensor
       for (int q = 0; q < 3; ++q) {
         g[q] = sum_partials<kWarps>(partial, r * kMmaForwardPartialStride + q * kSplitStates + j,
                                     kRows * kMmaForwardPartialStride) +
-               in[q];
+               (in[q] + bias[q]);
         if (p.reserve != nullptr) p.plane(kPlaneGate0 + q, t)[int64_t(cell_b) * S + cell_s] = g[q];
       }
       cell = finish_cell(p, t, cell_b, cell_s, sigmoid(g[0]), sigmoid(g[1]), elu(g[2]), cell).cell;

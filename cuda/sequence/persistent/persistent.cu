@@ -85,25 +85,12 @@ MmaChoice<BackwardMma> backward_mma_choice(int64_t S, int64_t B) {
   return first_fitting<BackwardMma, Products>(kernels, S, B, persistent::backward_mma_shared_bytes);
 }
 
-// Calls body(Products{}) with the tensor-core products that `products` names; false for exact products.
-template <typename Body>
-bool with_products(RecurrentProducts products, Body&& body) {
-  switch (products) {
-    case RecurrentProducts::kTf32:
-      return body(persistent::Tf32Products{});
-    case RecurrentProducts::kBfloat16:
-      return body(persistent::Bf16Products{});
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 template <typename T>
 bool persistent_fits(int64_t S, int64_t B, RecurrentProducts products) {
   if constexpr (std::is_same_v<T, float>) {
-    const bool mma = with_products(products, [&](auto products) {
+    const bool mma = persistent::with_products(products, [&](auto products) {
       using Products = decltype(products);
       return forward_mma_choice<Products>(S, B).plan.blocks > 0 && backward_mma_choice<Products>(S, B).plan.blocks > 0;
     });
@@ -117,7 +104,7 @@ bool persistent_fits(int64_t S, int64_t B, RecurrentProducts products) {
 template <typename T>
 void persistent_forward(const SequenceForwardTensors<T>& p, RecurrentProducts products, cudaStream_t stream) {
   if constexpr (std::is_same_v<T, float>) {
-    const bool on_tensor_cores = with_products(products, [&](auto products) {
+    const bool on_tensor_cores = persistent::with_products(products, [&](auto products) {
       const MmaChoice<ForwardMma> mma = forward_mma_choice<decltype(products)>(p.S, p.B);
       if (mma.plan.blocks == 0) return false;
       launch_cooperative("forward_mma", mma.kernel, dim3(unsigned(mma.plan.blocks)), dim3(persistent::kThreads),
@@ -143,7 +130,7 @@ void persistent_forward(const SequenceForwardTensors<T>& p, RecurrentProducts pr
 template <typename T>
 bool persistent_backward(SequenceBackwardTensors<T> p, RecurrentProducts products, cudaStream_t stream) {
   if constexpr (std::is_same_v<T, float>) {
-    const bool on_tensor_cores = with_products(products, [&](auto products) {
+    const bool on_tensor_cores = persistent::with_products(products, [&](auto products) {
       const MmaChoice<BackwardMma> mma = backward_mma_choice<decltype(products)>(p.S, p.B);
       if (mma.plan.blocks == 0) return false;
       const Scratch shares(size_t(persistent::backward_share_floats(mma.plan.state_groups, p.B, p.S)) *

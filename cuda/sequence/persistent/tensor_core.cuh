@@ -1,5 +1,6 @@
-// The tensor cores' products for the persistent kernels' recurrent product
-// where float32 products may round their operands: to TF32
+// The tensor cores' products for the recurrent product of the persistent
+// kernels and of the cluster forward (cluster/forward_mma_kernel.cuh), where
+// float32 products may round their operands: to TF32
 // (LLTM_MATMUL_PRECISION_HIGH) with mma.sync m16n8k8, or to bfloat16
 // (LLTM_MATMUL_PRECISION_MEDIUM, which bfloat16 calls run at) with
 // m16n8k16; the sums in float32 either way. Fragment layouts as the PTX ISA
@@ -12,7 +13,7 @@
 // D[g + 8][2c + 1]. From sm_80 on; the callers' plans never launch a kernel
 // holding these on an older device.
 //
-// The kernels read A straight from memory into registers, 16 depths at a
+// The kernels read A straight from memory (or from h staged in shared memory) into registers, 16 depths at a
 // time: a tile's depth order is free as long as A and B agree on it, so lane
 // (g, c) takes the 4 consecutive floats from depth 16 p + 4c of its two rows
 // in one 16-byte load. For TF32 they are two depth tiles, tile 2p's depths c
@@ -24,6 +25,8 @@
 #include <cuda_bf16.h>
 
 #include <cstdint>
+
+#include "sequence/persistent/persistent.h"
 
 namespace lltm::cuda::persistent {
 
@@ -160,5 +163,18 @@ struct Bf16Products {
   }
   __device__ static void mma(float (&d)[4], const A& a, const uint32_t (&w)[kWords]) { mma_bf16(d, a, w[0], w[1]); }
 };
+
+// Calls body(Products{}) with the tensor-core products that `products` names; false for exact products.
+template <typename Body>
+bool with_products(RecurrentProducts products, Body&& body) {
+  switch (products) {
+    case RecurrentProducts::kTf32:
+      return body(Tf32Products{});
+    case RecurrentProducts::kBfloat16:
+      return body(Bf16Products{});
+    default:
+      return false;
+  }
+}
 
 }  // namespace lltm::cuda::persistent
