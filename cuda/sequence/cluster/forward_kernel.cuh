@@ -40,13 +40,7 @@ __global__ void __launch_bounds__(kClusterThreads, 1) forward_cluster(SequenceFo
     staged[e] = slot == 0 && b < rows && k < S ? p.h0[b0 + b][k] : T(0);
   }
   const uint32_t barriers = shared_address(arrived), bytes = uint32_t(rows * S * int(sizeof(T)));
-  if (threadIdx.x == 0) {
-    init_barrier(barriers);
-    init_barrier(barriers + 8);
-    publish_barrier_init();
-    if (p.steps > 1) expect_bytes(barriers + 8, bytes);
-    if (p.steps > 2) expect_bytes(barriers, bytes);
-  }
+  if (threadIdx.x == 0) init_forward_barriers(barriers, p.steps, bytes);
   const int lane = threadIdx.x % kGroup, group = threadIdx.x / kGroup;
   const int tasks = rows * P;
   const SendTargets to = send_targets(staged, barriers, lane, blocks);
@@ -85,10 +79,7 @@ __global__ void __launch_bounds__(kClusterThreads, 1) forward_cluster(SequenceFo
   cluster.sync();
   for (int t = 0; t < p.steps; ++t) {
     const int slot = t & 1;
-    if (t > 0) {
-      wait_phase(barriers + 8 * slot, ((t - 1) >> 1) & 1);
-      if (threadIdx.x == 0 && t + 2 < p.steps) expect_bytes(barriers + 8 * slot, bytes);
-    }
+    receive_forward_step(barriers, t, p.steps, bytes);
     const T* h = staged + slot * R * width;
     const uint32_t next = uint32_t((slot ^ 1) * R * width * int(sizeof(T)));
     T gates[kMaxTasks][3];

@@ -132,13 +132,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) forward_cluster_mma(SequenceFo
   }
   for (int e = threadIdx.x; e < 2 * kMmaTileFloats; e += kMmaThreads) sent[e] = 0.0f;
   const uint32_t barriers = shared_address(arrived), bytes = uint32_t(blocks) * kMmaTileBytes;
-  if (threadIdx.x == 0) {
-    init_barrier(barriers);
-    init_barrier(barriers + 8);
-    publish_barrier_init();
-    if (p.steps > 1) expect_bytes(barriers + 8, bytes);
-    if (p.steps > 2) expect_bytes(barriers, bytes);
-  }
+  if (threadIdx.x == 0) init_forward_barriers(barriers, p.steps, bytes);
   // A thread's cell (row r, state j of the block): its bias, its input sums one step ahead (added only where the
   // gates need them, so that nothing waits for their loads before then), its cell.
   const int r = threadIdx.x / kMmaStates, j = threadIdx.x % kMmaStates;
@@ -164,10 +158,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) forward_cluster_mma(SequenceFo
   cluster.sync();
   for (int t = 0; t < p.steps; ++t) {
     const int slot = t & 1;
-    if (t > 0) {
-      wait_phase(barriers + 8 * slot, ((t - 1) >> 1) & 1);
-      if (threadIdx.x == 0 && t + 2 < p.steps) expect_bytes(barriers + 8 * slot, bytes);
-    }
+    receive_forward_step(barriers, t, p.steps, bytes);
     const float* h = staged + slot * blocks * kMmaTileFloats;
     auto h_row4 = [&](int row, int k) {
       return *reinterpret_cast<const float4*>(h + k / kMmaStates * kMmaTileFloats + tile_offset(row, k % kMmaStates));
