@@ -32,6 +32,13 @@ export interface ReferenceSequence {
    * terms cancel.
    */
   magnitudes: Record<Gradient, Float64Array>;
+  /**
+   * The forward's counterparts: a cell's magnitude is its start's plus every
+   * step's |z i| (the terms it sums), an h's |o| times its cell's (which
+   * bounds |tanh(c) o|). Where a cell's terms cancel, its rounding errors
+   * stay at the terms' scale while the cell itself goes to zero.
+   */
+  forwardMagnitudes: Record<"outputs" | "lastH" | "lastCell", Float64Array>;
 }
 
 export type Gradient = "dInputs" | "dWeights" | "dBias" | "dH0" | "dC0";
@@ -50,11 +57,19 @@ export function referenceSequence(
   const W = toMatrix(weights), b = toMatrix(bias);
   const steps = [];
   let h = toMatrix(h0), c = toMatrix(c0);
-  const outputs = new Float64Array(T * B * S);
+  const outputs = new Float64Array(T * B * S), mOutputs = new Float64Array(T * B * S);
+  const mCell = c.data.map(Math.abs), mH = h.data.map(Math.abs);
   for (let t = 0; t < T; t++) {
     const step = referenceForwardMatrices({ rows: B, cols: F, data: x.subarray(t * B * F, (t + 1) * B * F) }, W, b, h, c);
     for (let row = 0; row < B; row++) {
-      if (t < length(row)) continue;
+      if (t < length(row)) {
+        for (let e = row * S; e < (row + 1) * S; e++) {
+          mCell[e] = mCell[e]! + Math.abs(step.candidateCell.data[e]! * step.inputGate.data[e]!);
+          mH[e] = Math.abs(step.outputGate.data[e]!) * mCell[e]!;
+        }
+        mOutputs.set(mH.subarray(row * S, (row + 1) * S), (t * B + row) * S);
+        continue;
+      }
       step.newH.data.set(h.data.subarray(row * S, (row + 1) * S), row * S);
       step.newCell.data.set(c.data.subarray(row * S, (row + 1) * S), row * S);
     }
@@ -139,5 +154,6 @@ export function referenceSequence(
   return {
     outputs, lastH: h.data, lastCell: c.data, dInputs, dWeights, dBias, dH0: dh, dC0: dc,
     magnitudes: { dInputs: mdInputs, dWeights: mdWeights, dBias: mdBias, dH0: mdh, dC0: mdc },
+    forwardMagnitudes: { outputs: mOutputs, lastH: mH, lastCell: mCell },
   };
 }
