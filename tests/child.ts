@@ -27,6 +27,27 @@ export function runChild(script: string, args: readonly string[] = [], options: 
   });
 }
 
+/** What a child run to its end gives back (as runChild's, without the blocking). */
+export interface ChildResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `script` with `args` to its end without blocking this process, so that several may run at once. */
+export function runChildAsync(script: string, args: readonly string[] = [], options: ChildOptions = {}): Promise<ChildResult> {
+  const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
+  const [cmd, argv] = command(script, args, isDeno ? options.denoFlags ?? [] : []);
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, argv, { env: { ...process.env, ...options.env }, timeout: options.timeoutMs ?? 120_000 });
+    let stdout = "", stderr = "";
+    child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    child.on("error", reject);
+    child.on("close", (status: number | null) => resolve({ status, stdout, stderr }));
+  });
+}
+
 /** Starts `script` with `args` in the background; the caller kills it. */
 export function startChild(script: string, args: readonly string[] = []): ReturnType<typeof spawn> {
   const [cmd, argv] = command(script, args, []);

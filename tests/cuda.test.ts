@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 
 import { backendInfo, cuda, lltmForward, referenceForward, relativeError, Tensor } from "../ts/index.ts";
 import { assert, assertEquals, assertThrowsLLTM, cudaSkipReason, test } from "./harness.ts";
-import { runChild, testFile } from "./child.ts";
+import { runChild, runChildAsync, testFile } from "./child.ts";
 
 const skip = cudaSkipReason();
 
@@ -103,10 +103,8 @@ test("a forced cuBLAS path without cuBLAS is refused, for float32 and the half t
 // step's: the cluster kernels (where they fit), the persistent kernels
 // (where they fit), the graph of per-step kernels, and each with the
 // library's own product kernel instead of cuBLAS.
-test("every CUDA sequence path matches the float64 reference: cluster, persistent, graph, and the own product kernel", () => {
+test("every CUDA sequence path matches the float64 reference: cluster, persistent, graph, and the own product kernel", async () => {
   const check = fileURLToPath(new URL("../scripts/check_sequence.ts", import.meta.url));
-  const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
-  const command = deno ? [deno.execPath(), "run", "--allow-all", check] : [process.execPath, check];
   // The graph path again with lengths, with exact products and with "medium" ones (its bfloat16 copies of h
   // and of the gate gradients, beside a dead sample's carried state).
   const runs: [string, string[]][] = [
@@ -119,11 +117,16 @@ test("every CUDA sequence path matches the float64 reference: cluster, persisten
     // The forward in tensor-core clusters beside the persistent backward, both products.
     ["cluster-mma", ["--lengths", "--precision", "high"]], ["cluster-mma", ["--precision", "medium"]],
   ];
-  for (const [kernels, extra] of runs) {
-    const r = spawnSync(command[0]!, [...command.slice(1), "--cuda", ...extra], {
-      encoding: "utf8",
-      env: { ...process.env, LLTM_CUDA_KERNELS: kernels },
-    });
-    assert(r.status === 0, `LLTM_CUDA_KERNELS=${kernels} ${extra.join(" ")}: check_sequence.ts failed:\n${r.stdout}${r.stderr}`);
-  }
+  // Four processes at once: each spends most of its time in its float64 reference, on a core of its own.
+  const failures: string[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < runs.length) {
+      const [kernels, extra] = runs[next++]!;
+      const r = await runChildAsync(check, ["--cuda", ...extra], { env: { LLTM_CUDA_KERNELS: kernels }, timeoutMs: 300_000 });
+      if (r.status !== 0) failures.push(`LLTM_CUDA_KERNELS=${kernels} ${extra.join(" ")}: check_sequence.ts failed:\n${r.stdout}${r.stderr}`);
+    }
+  };
+  await Promise.all(Array.from({ length: 4 }, worker));
+  assert(failures.length === 0, failures.join("\n"));
 }, { skip });
