@@ -44,9 +44,7 @@ __device__ __forceinline__ RowExp<T> row_exp(const T* row, int64_t stride, int64
 // Launches a row-wise kernel over `rows` rows, a warp each, on `stream`.
 template <typename... Params, typename... Args>
 void launch_rows(const char* name, void (*kernel)(Params...), int64_t rows, cudaStream_t stream, Args&&... args) {
-  const int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
-  launch(name, kernel, dim3(unsigned(blocks < 1 ? 1 : blocks < kMaxGridBlocks ? blocks : kMaxGridBlocks)),
-         dim3(kBlockThreads), 0, stream, std::forward<Args>(args)...);
+  launch(name, kernel, dim3(grid_blocks(rows * kRowLanes)), dim3(kBlockThreads), 0, stream, std::forward<Args>(args)...);
 }
 
 }  // namespace lltm::cuda
