@@ -13,10 +13,10 @@
 // D[g + 8][2c + 1]. From sm_80 on; the callers' plans never launch a kernel
 // holding these on an older device.
 //
-// The kernels read A straight from memory (or from h staged in shared memory) into registers, 16 depths at a
-// time: a tile's depth order is free as long as A and B agree on it, so lane
-// (g, c) takes the 4 consecutive floats from depth 16 p + 4c of its two rows
-// in one 16-byte load. For TF32 they are two depth tiles, tile 2p's depths c
+// The kernels read A straight from memory (or from h staged in shared
+// memory) into registers, 16 depths at a time: a tile's depth order is free
+// as long as A and B agree on it, so lane (g, c) takes the 4 consecutive
+// floats from depth 16 p + 4c of its two rows in one 16-byte load. For TF32 they are two depth tiles, tile 2p's depths c
 // and c + 4 being 4c and 4c + 1 and tile 2p + 1's 4c + 2 and 4c + 3
 // (pair_depth gives B's); for bfloat16 one, its depths 2c, 2c + 1, 2c + 8
 // and 2c + 9 being 4c to 4c + 3.
