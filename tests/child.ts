@@ -2,11 +2,12 @@
 import { spawn, spawnSync, type SpawnSyncReturns } from "node:child_process";
 import process from "node:process";
 
-function command(script: string, args: readonly string[], runtimeFlags: readonly string[]): [string, string[]] {
+/** The command line: the runtime running the tests (with denoFlags under Deno), `script`, `args`. */
+function command(script: string, args: readonly string[], denoFlags: readonly string[] = []): [string, string[]] {
   const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
   return deno
-    ? [deno.execPath(), ["run", "--allow-all", ...runtimeFlags, script, ...args]]
-    : [process.execPath, [...process.execArgv, ...runtimeFlags, script, ...args]];
+    ? [deno.execPath(), ["run", "--allow-all", ...denoFlags, script, ...args]]
+    : [process.execPath, [...process.execArgv, script, ...args]];
 }
 
 export interface ChildOptions {
@@ -18,8 +19,7 @@ export interface ChildOptions {
 
 /** Runs `script` with `args` to its end. */
 export function runChild(script: string, args: readonly string[] = [], options: ChildOptions = {}): SpawnSyncReturns<string> {
-  const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
-  const [cmd, argv] = command(script, args, isDeno ? options.denoFlags ?? [] : []);
+  const [cmd, argv] = command(script, args, options.denoFlags);
   return spawnSync(cmd, argv, {
     encoding: "utf8",
     env: { ...process.env, ...options.env },
@@ -36,8 +36,7 @@ export interface ChildResult {
 
 /** Runs `script` with `args` to its end without blocking this process, so that several may run at once. */
 export function runChildAsync(script: string, args: readonly string[] = [], options: ChildOptions = {}): Promise<ChildResult> {
-  const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
-  const [cmd, argv] = command(script, args, isDeno ? options.denoFlags ?? [] : []);
+  const [cmd, argv] = command(script, args, options.denoFlags);
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, argv, { env: { ...process.env, ...options.env }, timeout: options.timeoutMs ?? 120_000 });
     let stdout = "", stderr = "";
@@ -50,7 +49,7 @@ export function runChildAsync(script: string, args: readonly string[] = [], opti
 
 /** Starts `script` with `args` in the background; the caller kills it. */
 export function startChild(script: string, args: readonly string[] = []): ReturnType<typeof spawn> {
-  const [cmd, argv] = command(script, args, []);
+  const [cmd, argv] = command(script, args);
   return spawn(cmd, argv, { stdio: "ignore" });
 }
 

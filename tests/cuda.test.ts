@@ -1,5 +1,4 @@
 /** Device memory, copies between devices, and the right GPU. Skipped without a GPU. */
-import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 import { backendInfo, cuda, lltmForward, referenceForward, relativeError, Tensor } from "../ts/index.ts";
@@ -74,14 +73,9 @@ test("tensors on cuda:1 run on cuda:1, and copy between GPUs", () => {
 // backend found cuBLAS: a prebuilt backend without it has its own kernels alone).
 test("every CUDA path matches the reference: fused with 32- and 64-bit indexing, and cuBLAS where present", () => {
   const check = fileURLToPath(new URL("../scripts/check.ts", import.meta.url));
-  const deno = (globalThis as { Deno?: { execPath(): string } }).Deno;
-  const command = deno ? [deno.execPath(), "run", "--allow-all", check] : [process.execPath, ...process.execArgv, check];
   const paths = backendInfo().cudaBlas === "cublas" ? ["fused", "fused-int64", "cublas"] : ["fused", "fused-int64"];
   for (const kernels of paths) {
-    const r = spawnSync(command[0]!, [...command.slice(1), "--cuda", "-b", "37", "-f", "19", "-s", "45"], {
-      encoding: "utf8",
-      env: { ...process.env, LLTM_CUDA_KERNELS: kernels },
-    });
+    const r = runChild(check, ["--cuda", "-b", "37", "-f", "19", "-s", "45"], { env: { LLTM_CUDA_KERNELS: kernels }, timeoutMs: 300_000 });
     assert(r.status === 0, `LLTM_CUDA_KERNELS=${kernels}: check.ts failed:\n${r.stdout}${r.stderr}`);
   }
 }, { skip });
