@@ -108,7 +108,7 @@ test("every CUDA sequence path matches the float64 reference: cluster, persisten
     // and bfloat16 ones.
     ["persistent", ["--precision", "high"]], ["persistent", ["--lengths", "--precision", "high"]],
     ["persistent", ["--precision", "medium"]], ["persistent", ["--lengths", "--precision", "medium"]],
-    // The forward in tensor-core clusters beside the persistent backward, both products.
+    // Both passes in tensor-core clusters, both products.
     ["cluster-mma", ["--lengths", "--precision", "high"]], ["cluster-mma", ["--precision", "medium"]],
   ];
   // Four processes at once: each spends most of its time in its float64 reference, on a core of its own.

@@ -4,8 +4,8 @@
 // fused-int64 also give the sequence engine and linear the library's own
 // product kernel instead of cuBLAS); cluster | persistent | graph force the sequence engine's
 // recurrence (each only where it fits the device: cluster falls back to
-// persistent, persistent to graph; persistent also keeps a forward with
-// rounded products on its grid-wide kernel rather than the tensor-core
+// persistent, persistent to graph; persistent also keeps both passes with
+// rounded products on its grid-wide kernels rather than the tensor-core
 // clusters, which cluster-mma forces where they fit).
 #pragma once
 

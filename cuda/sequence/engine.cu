@@ -250,6 +250,12 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
   // which a row-major dG is not contiguous, and cuBLAS runs such a product on Ampere-era kernels.
   p.dG_by_gate = uses_blas(engine) && tf32_products<T>(engine);
   const Matrix<const T> by_gate{dG.as<T>(), steps * B, G, 1, steps * B};
+  // Rounded float32 products take the tensor-core clusters where they fit, as the forward does.
+  auto on_tensor_core_clusters = [&] {
+    if constexpr (std::is_same_v<T, float>) return !forced("persistent") && cluster_mma_backward(p, products, dev.stream);
+    return false;
+  };
+  if (on_tensor_core_clusters()) return finish(p.dG_by_gate ? by_gate : by_row);
   finish(persistent_backward(p, products, dev.stream) ? by_gate : by_row);
 }
 

@@ -1,6 +1,7 @@
 // The cluster recurrence's entry points: each pass's plan for a size, and its launch.
 #include "runtime/launch.h"
 #include "sequence/cluster/backward_kernel.cuh"
+#include "sequence/cluster/backward_mma_kernel.cuh"
 #include "sequence/cluster/cluster.h"
 #include "sequence/cluster/forward_kernel.cuh"
 #include "sequence/cluster/forward_mma_kernel.cuh"
@@ -48,18 +49,39 @@ void cluster_backward(const SequenceBackwardTensors<T>& p, cudaStream_t stream) 
                  dim3(cluster::kClusterThreads), plan.blocks, plan.shared, stream, p, plan.shape);
 }
 
-bool cluster_mma_forward(const SequenceForwardTensors<float>& p, RecurrentProducts products, cudaStream_t stream) {
+namespace {
+
+// Launches a pass's tensor-core cluster kernel for `products` where its plan fits; false where it does not.
+template <typename Tensors, typename KernelOf, typename SharedBytes>
+bool launch_mma_pass(const char* name, const Tensors& p, RecurrentProducts products, cudaStream_t stream,
+                     KernelOf&& kernel_of, SharedBytes&& shared_bytes) {
   return persistent::with_products(products, [&](auto products) {
     using Products = decltype(products);
-    auto* kernel = cluster::forward_cluster_mma<Products>;
-    const cluster::MmaPlan plan = cluster::mma_plan(
-        reinterpret_cast<const void*>(kernel), p.S, p.B, cluster::kMmaStates, cluster::kMmaRows,
-        cluster::kMmaThreads, cluster::forward_mma_shared_bytes<Products>(p.S), Products::kMaxState);
+    auto* kernel = kernel_of(products);
+    const cluster::MmaPlan plan =
+        cluster::mma_plan(reinterpret_cast<const void*>(kernel), p.S, p.B, cluster::kMmaStates, cluster::kMmaRows,
+                          cluster::kMmaThreads, shared_bytes(products, p.S), Products::kMaxState);
     if (plan.blocks == 0) return false;
-    launch_cluster("forward_cluster_mma", kernel, dim3(plan.blocks, plan.clusters), dim3(cluster::kMmaThreads),
-                   plan.blocks, plan.shared, stream, p);
+    launch_cluster(name, kernel, dim3(plan.blocks, plan.clusters), dim3(cluster::kMmaThreads), plan.blocks,
+                   plan.shared, stream, p);
     return true;
   });
+}
+
+}  // namespace
+
+bool cluster_mma_forward(const SequenceForwardTensors<float>& p, RecurrentProducts products, cudaStream_t stream) {
+  return launch_mma_pass(
+      "forward_cluster_mma", p, products, stream,
+      [](auto products) { return cluster::forward_cluster_mma<decltype(products)>; },
+      [](auto products, int64_t S) { return cluster::forward_mma_shared_bytes<decltype(products)>(S); });
+}
+
+bool cluster_mma_backward(const SequenceBackwardTensors<float>& p, RecurrentProducts products, cudaStream_t stream) {
+  return launch_mma_pass(
+      "backward_cluster_mma", p, products, stream,
+      [](auto products) { return cluster::backward_cluster_mma<decltype(products)>; },
+      [](auto products, int64_t S) { return cluster::backward_mma_shared_bytes<decltype(products)>(S); });
 }
 
 template bool cluster_fits<float>(int64_t, int64_t);

@@ -34,8 +34,14 @@ void cluster_forward(const SequenceForwardTensors<T>& p, cudaStream_t stream);
 // products' kMaxState), every cluster resident at once; false, having
 // launched nothing, where it cannot run (exact products, or a size or device
 // it does not fit). After the input projection, as persistent_forward, whose
-// tensors it takes; the backward stays with persistent_backward.
+// tensors it takes.
 bool cluster_mma_forward(const SequenceForwardTensors<float>& p, RecurrentProducts products, cudaStream_t stream);
+
+// The backward on the tensor cores with rounded products, in the clusters
+// of cluster_mma_forward (where it fits: the same sizes): fills p.dG for
+// every step (gate-major where p.dG_by_gate asks), d_h0 and d_c0; false,
+// having launched nothing, where it cannot run.
+bool cluster_mma_backward(const SequenceBackwardTensors<float>& p, RecurrentProducts products, cudaStream_t stream);
 
 // Fills p.dG for every step, d_h0 and d_c0.
 template <typename T>

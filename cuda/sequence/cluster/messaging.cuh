@@ -44,6 +44,13 @@ __device__ __forceinline__ void send(uint32_t to, double v, uint32_t barrier) {
                : "memory");
 }
 
+// Two consecutive floats (8-byte aligned) into a cluster block's shared memory, counted on its mbarrier.
+__device__ __forceinline__ void send(uint32_t to, float a, float b, uint32_t barrier) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];" ::"r"(to), "f"(a),
+               "f"(b), "r"(barrier)
+               : "memory");
+}
+
 // Copies `bytes` (a multiple of 16, both ends 16-byte aligned) from this
 // block's shared memory at `from` to a cluster block's at `to`, counted on
 // that block's mbarrier: one transfer where st.async would take one per value.
