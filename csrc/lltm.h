@@ -189,9 +189,10 @@ LLTM_API const char* lltm_cuda_blas(void);
  * MEDIUM, with float32 sums. Otherwise the CPU
  * and the CUDA backend's own kernels compute exactly at every setting, as
  * PyTorch allows. Process-wide, read at each call. A call
- * whose float tensors are all bfloat16 (float16) computes its products at
+ * whose float inputs are all bfloat16 (float16) computes its products at
  * MEDIUM (HIGH) at least, as the type's own kernels do, also where it is
- * staged through float32. */
+ * staged through float32, and where what it writes or accumulates is
+ * float32 (mixed precision's parameter gradients). */
 #define LLTM_MATMUL_PRECISION_HIGHEST 0
 #define LLTM_MATMUL_PRECISION_HIGH 1
 #define LLTM_MATMUL_PRECISION_MEDIUM 2

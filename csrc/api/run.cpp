@@ -53,13 +53,15 @@ void run_copy(const ops::Checking& c) {
 }
 
 // The half type (LLTM_BFLOAT16 or LLTM_FLOAT16) that every FLOAT tensor of
-// the call has, or -1 where they differ, another type is among them, or
-// there are none.
-int32_t one_half_type(const ops::Checking& c) {
+// the call has (where `inputs_only`, every one it reads: what it only writes
+// or accumulates may be wider, as mixed precision's float32 parameter
+// gradients beside bfloat16 weights are), or -1 where they differ, another
+// type is among them, or there are none.
+int32_t one_half_type(const ops::Checking& c, bool inputs_only = false) {
   int32_t half = -1;
   for (int k = 0; k < c.op.n_slots; ++k) {
     const lltm_tensor* t = c.call.tensors[k];
-    if (t == nullptr || !is_float_dtype(t->dtype)) continue;
+    if (t == nullptr || !is_float_dtype(t->dtype) || (inputs_only && !c.op.slots[k].reads())) continue;
     if ((t->dtype != LLTM_BFLOAT16 && t->dtype != LLTM_FLOAT16) || (half != -1 && t->dtype != half)) return -1;
     half = int32_t(t->dtype);
   }
@@ -131,7 +133,7 @@ void run_op(const char* fn, const ops::OpSchema& op, const lltm_call& given, boo
     return;
   }
   if (backend == nullptr && run_bf16(c)) return;
-  round_products_to_half(c, half);
+  round_products_to_half(c, one_half_type(c, true));
   Staging staging(c, backend, given.device_index);
   run_on(c, backend);
   staging.write_back();
