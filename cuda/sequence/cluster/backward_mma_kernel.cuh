@@ -147,15 +147,6 @@ __global__ void __launch_bounds__(kMmaThreads, 1) backward_cluster_mma(SequenceB
     // The tile is complete. The other one, which the next step writes, was
     // last read before this barrier (the step before's products).
     __syncthreads();
-    if (p.dG_by_gate) {
-      // The tile out gate-major: column n's rows are consecutive there.
-      const int64_t gate_stride = int64_t(p.steps) * p.B, row0 = int64_t(t) * p.B + b0;
-      for (int e = threadIdx.x; e < kMmaGateColumns * kMmaRows; e += kMmaThreads) {
-        const int n = e / kMmaRows, b = e % kMmaRows, s = s0 + n % kMmaStates;
-        if (b < rows && s < S)
-          p.dG[(n / kMmaStates * S + s) * gate_stride + row0 + b] = tile[b * kMmaGateStride + n];
-      }
-    }
     if (shares_out) {
       auto gate_row4 = [&](int row, int k) {
         return *reinterpret_cast<const float4*>(tile + row * kMmaGateStride + k);
@@ -190,6 +181,17 @@ __global__ void __launch_bounds__(kMmaThreads, 1) backward_cluster_mma(SequenceB
           send(to + uint32_t((row * kMmaStates + state) * int(sizeof(float))), acc[n][2 * half], acc[n][2 * half + 1],
                barrier);
         }
+    }
+    if (p.dG_by_gate) {
+      // The tile out gate-major (column n's rows are consecutive there), once
+      // the shares are on their way: nothing waits for it. The tile is next
+      // written two steps on, after the next step's block barrier.
+      const int64_t gate_stride = int64_t(p.steps) * p.B, row0 = int64_t(t) * p.B + b0;
+      for (int e = threadIdx.x; e < kMmaGateColumns * kMmaRows; e += kMmaThreads) {
+        const int n = e / kMmaRows, b = e % kMmaRows, s = s0 + n % kMmaStates;
+        if (b < rows && s < S)
+          p.dG[(n / kMmaStates * S + s) * gate_stride + row0 + b] = tile[b * kMmaGateStride + n];
+      }
     }
     // Every block's share of dh_{t-1} for this block's states. The slot is
     // next written two steps on, by blocks that have by then received this
