@@ -250,9 +250,13 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
   // which a row-major dG is not contiguous, and cuBLAS runs such a product on Ampere-era kernels.
   p.dG_by_gate = uses_blas(engine) && tf32_products<T>(engine);
   const Matrix<const T> by_gate{dG.as<T>(), steps * B, G, 1, steps * B};
-  // Rounded float32 products take the tensor-core clusters where they fit, as the forward does.
+  // bfloat16 products take the tensor-core clusters where they fit, as the forward does; TF32 ones stay on the
+  // grid kernel unless cluster-mma is forced: with half of W_h's TF32 fragments in shared memory the cluster
+  // backward is slower than backward_mma there (BENCHMARKS.md).
   auto on_tensor_core_clusters = [&] {
-    if constexpr (std::is_same_v<T, float>) return !forced("persistent") && cluster_mma_backward(p, products, dev.stream);
+    if constexpr (std::is_same_v<T, float>)
+      return !forced("persistent") && (products == RecurrentProducts::kBfloat16 || forced("cluster-mma")) &&
+             cluster_mma_backward(p, products, dev.stream);
     return false;
   };
   if (on_tensor_core_clusters()) return finish(p.dG_by_gate ? by_gate : by_row);
