@@ -28,6 +28,12 @@ constexpr int kMmaGatePairs = kMmaGateColumns / persistent::kPairDepth;     // t
 // 16-byte A loads read together, fall on different banks.
 constexpr int kMmaGateStride = kMmaGateColumns + 16;
 constexpr int kMmaGateTileFloats = kMmaRows * kMmaGateStride;
+// The same gradients gate-major, for a gate-major dG: column n's kMmaRows rows
+// one after the other, one float past them, so that a warp's cells (32 columns
+// of one row) write to distinct banks and a read of two columns' rows meets
+// at most two in one bank (the row-major tile's stride puts 8 there).
+constexpr int kMmaGateMajorStride = kMmaRows + 1;
+constexpr int kMmaGateMajorFloats = kMmaGateColumns * kMmaGateMajorStride;
 static_assert(kMmaGateColumns % persistent::kPairDepth == 0, "the gate tile is whole pairs of depth tiles");
 
 // How a warp's B fragments are kept: the first kRegisterPairs of the gate
@@ -43,12 +49,12 @@ struct MmaShareSplit {
 };
 
 // The dynamic shared memory of a block at S states: the shared part of W_h,
-// two gate tiles (a step's while the next is written), two slots of every
-// block's share.
+// two gate tiles (a step's while the next is written) in both layouts, two
+// slots of every block's share.
 template <typename Products>
 constexpr int64_t backward_mma_shared_bytes(int64_t S) {
   return int64_t(kMmaWarps) * MmaShareSplit<Products>::kWarpWords * 4 +
-         (2 * int64_t(kMmaGateTileFloats) + 2 * int64_t(mma_blocks(S)) * kMmaTileFloats) * int64_t(sizeof(float));
+         (2 * int64_t(kMmaGateTileFloats + kMmaGateMajorFloats) + 2 * int64_t(mma_blocks(S)) * kMmaTileFloats) * int64_t(sizeof(float));
 }
 
 // The grid: (blocks a cluster, clusters), as the forward's.
@@ -67,7 +73,8 @@ __global__ void __launch_bounds__(kMmaThreads, 1) backward_cluster_mma(SequenceB
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
   uint32_t* shared_w = reinterpret_cast<uint32_t*>(shared_bytes) + warp * Split::kWarpWords;
   float* gates = reinterpret_cast<float*>(shared_bytes) + kMmaWarps * Split::kWarpWords;  // [2] gate tiles
-  float* shares = gates + 2 * kMmaGateTileFloats;  // [2][blocks] tiles [kMmaRows][kMmaStates]
+  float* gate_major = gates + 2 * kMmaGateTileFloats;  // [2] tiles [kMmaGateColumns][kMmaGateMajorStride]
+  float* shares = gate_major + 2 * kMmaGateMajorFloats;  // [2][blocks] tiles [kMmaRows][kMmaStates]
 
   // Warp q < blocks computes block q's share: column n of its tile n8 `tile`
   // is state q kMmaStates + tile kMmaCols + lane / 4; depth k of the gate
@@ -128,6 +135,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) backward_cluster_mma(SequenceB
   for (int i = 0; i < p.steps; ++i) {
     const int t = p.steps - 1 - i, slot = i & 1;
     float* tile = gates + slot * kMmaGateTileFloats;
+    float* tile_by_gate = gate_major + slot * kMmaGateMajorFloats;
     if (has_cell) {
       const CellGradients<float> d = sample_gradients(ahead, t, length, dh, dc, t + 1 == length ? grad_last_h : 0.0f);
       dc = d.d_cell;
@@ -135,7 +143,12 @@ __global__ void __launch_bounds__(kMmaThreads, 1) backward_cluster_mma(SequenceB
       row[0] = d.d0;
       row[kMmaStates] = d.d1;
       row[2 * kMmaStates] = d.d2;
-      if (!p.dG_by_gate) {
+      if (p.dG_by_gate) {
+        float* column = tile_by_gate + j * kMmaGateMajorStride + r;
+        column[0] = d.d0;
+        column[kMmaStates * kMmaGateMajorStride] = d.d1;
+        column[2 * kMmaStates * kMmaGateMajorStride] = d.d2;
+      } else {
         float* dg = p.dG + (int64_t(t) * p.B + cell_b) * 3 * S + cell_s;
         dg[0] = d.d0;
         dg[S] = d.d1;
@@ -183,14 +196,14 @@ __global__ void __launch_bounds__(kMmaThreads, 1) backward_cluster_mma(SequenceB
         }
     }
     if (p.dG_by_gate) {
-      // The tile out gate-major (column n's rows are consecutive there), once
-      // the shares are on their way: nothing waits for it. The tile is next
-      // written two steps on, after the next step's block barrier.
+      // The gate-major tile out (column n's rows are consecutive in dG too),
+      // once the shares are on their way: nothing waits for it. The tile is
+      // next written two steps on, after the next step's block barrier.
       const int64_t gate_stride = int64_t(p.steps) * p.B, row0 = int64_t(t) * p.B + b0;
       for (int e = threadIdx.x; e < kMmaGateColumns * kMmaRows; e += kMmaThreads) {
         const int n = e / kMmaRows, b = e % kMmaRows, s = s0 + n % kMmaStates;
         if (b < rows && s < S)
-          p.dG[(n / kMmaStates * S + s) * gate_stride + row0 + b] = tile[b * kMmaGateStride + n];
+          p.dG[(n / kMmaStates * S + s) * gate_stride + row0 + b] = tile_by_gate[n * kMmaGateMajorStride + b];
       }
     }
     // Every block's share of dh_{t-1} for this block's states. The slot is
