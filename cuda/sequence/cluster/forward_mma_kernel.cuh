@@ -7,8 +7,8 @@
 // never wait for each other.
 //
 // A block's warps split its [kMmaRows, 3 kMmaStates] product of each step
-// into kMmaColumnGroups groups of gate columns by kMmaDepthGroups slices of
-// the depth S, and add the slices' partial tiles in slice order through
+// into kColumnGroups groups of gate columns by kDepthGroups slices of the
+// depth S (MmaWeightSplit), and add the slices' partial tiles in slice order through
 // shared memory, so the results do not vary between runs. A warp's B
 // fragments of W_h are read once: the first kRegisterPairs pairs of depth
 // tiles stay in registers for the whole sequence, the rest in shared memory
@@ -33,26 +33,30 @@ constexpr int kMmaWarps = kMmaThreads / kWarp;
 constexpr int kMmaRows = persistent::kMmaRows;  // a cluster's batch rows: one m16 tile
 constexpr int kMmaStates = 32;                  // a block's states: a thread per cell
 constexpr int kMmaGateColumns = 3 * kMmaStates;
-constexpr int kMmaColumnGroups = 4;
-constexpr int kMmaDepthGroups = kMmaWarps / kMmaColumnGroups;
-constexpr int kMmaWarpTiles = kMmaGateColumns / persistent::kMmaCols / kMmaColumnGroups;  // a warp's n8 tiles
 // A partial tile's row: 8 banks past the columns, so that store_tile's float2 stores of a half-warp miss each other.
 constexpr int kMmaPartialStride = kMmaGateColumns + 8;
 static_assert(kMmaRows * kMmaStates == kMmaThreads, "a thread per cell");
-static_assert(kMmaWarpTiles * persistent::kMmaCols * kMmaColumnGroups == kMmaGateColumns, "whole n8 tiles a warp");
 
-// How a warp's pairs of depth tiles are kept, for Products' kWords words a
-// B fragment: kPairs of them (its slice of S up to kMaxState), the first
-// kRegisterPairs in 48 registers a thread.
+// How a block's warps split its product, for Products' kWords words a B
+// fragment: kColumnGroups groups of gate columns (kWarpTiles n8 tiles a warp)
+// by kDepthGroups slices of S. bfloat16 takes 2 groups of columns: its
+// fragments of W_h still fit in registers beside twice the sums, and half as
+// many dependent products a step end in each sum. TF32's would spill there.
+// A warp's kPairs pairs of depth tiles (its slice of S up to kMaxState) are
+// kept the first kRegisterPairs in 48 registers a thread, the rest in shared memory.
 template <typename Products>
 struct MmaWeightSplit {
-  static constexpr int kPairs = Products::kMaxState / persistent::kPairDepth / kMmaDepthGroups;
-  static constexpr int kRegisterPairs = 48 / (kMmaWarpTiles * Products::kWords) < kPairs
-                                            ? 48 / (kMmaWarpTiles * Products::kWords)
+  static constexpr int kColumnGroups = Products::kWords == 2 ? 2 : 4;
+  static constexpr int kDepthGroups = kMmaWarps / kColumnGroups;
+  static constexpr int kWarpTiles = kMmaGateColumns / persistent::kMmaCols / kColumnGroups;
+  static_assert(kWarpTiles * persistent::kMmaCols * kColumnGroups == kMmaGateColumns, "whole n8 tiles a warp");
+  static constexpr int kPairs = Products::kMaxState / persistent::kPairDepth / kDepthGroups;
+  static constexpr int kRegisterPairs = 48 / (kWarpTiles * Products::kWords) < kPairs
+                                            ? 48 / (kWarpTiles * Products::kWords)
                                             : kPairs;
   static constexpr int kSharedPairs = kPairs - kRegisterPairs;
-  // A warp's words in shared memory: [kSharedPairs][kMmaWarpTiles][kWarp][kWords].
-  static constexpr int kWarpWords = kSharedPairs * kMmaWarpTiles * kWarp * Products::kWords;
+  // A warp's words in shared memory: [kSharedPairs][kWarpTiles][kWarp][kWords].
+  static constexpr int kWarpWords = kSharedPairs * kWarpTiles * kWarp * Products::kWords;
 };
 
 // A block's tile of h, as it is sent and staged: kMmaRows rows of its
@@ -74,7 +78,7 @@ __host__ __device__ constexpr int mma_blocks(int64_t S) { return int((S + kMmaSt
 template <typename Products>
 constexpr int64_t forward_mma_shared_bytes(int64_t S) {
   return int64_t(kMmaWarps) * MmaWeightSplit<Products>::kWarpWords * 4 +
-         (2 * int64_t(mma_blocks(S) + 1) * kMmaTileFloats + int64_t(kMmaDepthGroups) * kMmaRows * kMmaPartialStride) *
+         (2 * int64_t(mma_blocks(S) + 1) * kMmaTileFloats + int64_t(MmaWeightSplit<Products>::kDepthGroups) * kMmaRows * kMmaPartialStride) *
              int64_t(sizeof(float));
 }
 
@@ -93,32 +97,32 @@ __global__ void __launch_bounds__(kMmaThreads, 1) forward_cluster_mma(SequenceFo
   const int S = p.S, pairs = persistent::mma_pairs(S);
   const int s0 = rank * kMmaStates, b0 = int(blockIdx.y) * kMmaRows, rows = min(kMmaRows, p.B - b0);
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-  const int column_group = warp % kMmaColumnGroups, depth_group = warp / kMmaColumnGroups;
+  const int column_group = warp % Split::kColumnGroups, depth_group = warp / Split::kColumnGroups;
   uint32_t* shared_w = reinterpret_cast<uint32_t*>(shared_bytes) + warp * Split::kWarpWords;
   float* staged = reinterpret_cast<float*>(shared_bytes) + kMmaWarps * Split::kWarpWords;  // [2][blocks] tiles
   float* sent = staged + 2 * blocks * kMmaTileFloats;                                        // [2] tiles
-  float* partial = sent + 2 * kMmaTileFloats;  // [kMmaDepthGroups][kMmaRows][kMmaPartialStride]
+  float* partial = sent + 2 * kMmaTileFloats;  // [kDepthGroups][kMmaRows][kMmaPartialStride]
 
-  // Column n of the warp's tile n8 is gate column (column_group kMmaWarpTiles + n) kMmaCols + lane / 4 of the
+  // Column n of the warp's tile n8 is gate column (column_group kWarpTiles + n) kMmaCols + lane / 4 of the
   // block: gate column / kMmaStates of state s0 + column % kMmaStates (zero past S); pair i is depth_group kPairs + i.
   auto load_b = [&](int i, int n, uint32_t(&words)[kWords]) {
-    const int column = (column_group * kMmaWarpTiles + n) * kMmaCols + lane / 4;
+    const int column = (column_group * Split::kWarpTiles + n) * kMmaCols + lane / 4;
     const int gate = column / kMmaStates, s = s0 + column % kMmaStates;
     Products::load_b([&](int k) { return k < S && s < S ? float(p.weights[gate * S + s][k]) : 0.0f; },
                      depth_group * Split::kPairs + i, lane, words);
   };
   auto shared_words = [&](int i, int n) {
-    return shared_w + (((i - Split::kRegisterPairs) * kMmaWarpTiles + n) * kWarp + lane) * kWords;
+    return shared_w + (((i - Split::kRegisterPairs) * Split::kWarpTiles + n) * kWarp + lane) * kWords;
   };
-  uint32_t w[Split::kRegisterPairs][kMmaWarpTiles][kWords];
+  uint32_t w[Split::kRegisterPairs][Split::kWarpTiles][kWords];
 #pragma unroll
   for (int i = 0; i < Split::kRegisterPairs; ++i)
 #pragma unroll
-    for (int n = 0; n < kMmaWarpTiles; ++n) load_b(i, n, w[i][n]);
+    for (int n = 0; n < Split::kWarpTiles; ++n) load_b(i, n, w[i][n]);
 #pragma unroll
   for (int i = Split::kRegisterPairs; i < Split::kPairs; ++i)
 #pragma unroll
-    for (int n = 0; n < kMmaWarpTiles; ++n) {
+    for (int n = 0; n < Split::kWarpTiles; ++n) {
       uint32_t words[kWords];
       load_b(i, n, words);
 #pragma unroll
@@ -163,29 +167,29 @@ __global__ void __launch_bounds__(kMmaThreads, 1) forward_cluster_mma(SequenceFo
     auto h_row4 = [&](int row, int k) {
       return *reinterpret_cast<const float4*>(h + k / kMmaStates * kMmaTileFloats + tile_offset(row, k % kMmaStates));
     };
-    float acc[kMmaWarpTiles][4] = {};
+    float acc[Split::kWarpTiles][4] = {};
     auto multiply = [&](int i, auto&& b_words) {
       if (depth_group * Split::kPairs + i >= pairs) return;
       typename Products::A a;
       Products::load_a(h_row4, depth_group * Split::kPairs + i, lane, a);
 #pragma unroll
-      for (int n = 0; n < kMmaWarpTiles; ++n) Products::mma(acc[n], a, b_words(n));
+      for (int n = 0; n < Split::kWarpTiles; ++n) Products::mma(acc[n], a, b_words(n));
     };
 #pragma unroll
     for (int i = 0; i < Split::kRegisterPairs; ++i)
       multiply(i, [&](int n) -> const uint32_t(&)[kWords] { return w[i][n]; });
 #pragma unroll
     for (int i = Split::kRegisterPairs; i < Split::kPairs; ++i) {
-      uint32_t words[kMmaWarpTiles][kWords];
+      uint32_t words[Split::kWarpTiles][kWords];
 #pragma unroll
-      for (int n = 0; n < kMmaWarpTiles; ++n)
+      for (int n = 0; n < Split::kWarpTiles; ++n)
 #pragma unroll
         for (int q = 0; q < kWords; ++q) words[n][q] = shared_words(i, n)[q];
       multiply(i, [&](int n) -> const uint32_t(&)[kWords] { return words[n]; });
     }
-    float* mine = partial + depth_group * kMmaRows * kMmaPartialStride + column_group * kMmaWarpTiles * kMmaCols;
+    float* mine = partial + depth_group * kMmaRows * kMmaPartialStride + column_group * Split::kWarpTiles * kMmaCols;
 #pragma unroll
-    for (int n = 0; n < kMmaWarpTiles; ++n) persistent::store_tile(mine + n * kMmaCols, kMmaPartialStride, lane, acc[n]);
+    for (int n = 0; n < Split::kWarpTiles; ++n) persistent::store_tile(mine + n * kMmaCols, kMmaPartialStride, lane, acc[n]);
     __syncthreads();
     // The partial tiles are next written after the next step's h has
     // arrived from every block, this one included, whose tile goes out only
@@ -194,7 +198,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) forward_cluster_mma(SequenceFo
       float g[3];
 #pragma unroll
       for (int q = 0; q < 3; ++q) {
-        g[q] = persistent::sum_partials<kMmaDepthGroups>(partial, r * kMmaPartialStride + q * kMmaStates + j,
+        g[q] = persistent::sum_partials<Split::kDepthGroups>(partial, r * kMmaPartialStride + q * kMmaStates + j,
                                                          kMmaRows * kMmaPartialStride) +
                (in[q] + bias[q]);
         if (p.reserve != nullptr) p.plane(kPlaneGate0 + q, t)[int64_t(cell_b) * S + cell_s] = g[q];
