@@ -8,8 +8,8 @@
 //
 // A block's warps split its [kMmaRows, 3 kMmaStates] product of each step
 // into kColumnGroups groups of gate columns by kDepthGroups slices of the
-// depth S (MmaWeightSplit), and add the slices' partial tiles in slice order through
-// shared memory, so the results do not vary between runs. A warp's B
+// depth S (MmaWeightSplit), and add the slices' partial tiles in slice order
+// through shared memory, so the results do not vary between runs. A warp's B
 // fragments of W_h are read once: the first kRegisterPairs pairs of depth
 // tiles stay in registers for the whole sequence, the rest in shared memory
 // (TF32 takes twice bfloat16's words, more than the registers hold beside the
@@ -77,8 +77,9 @@ __host__ __device__ constexpr int mma_blocks(int64_t S) { return int((S + kMmaSt
 // partial tiles.
 template <typename Products>
 constexpr int64_t forward_mma_shared_bytes(int64_t S) {
-  return int64_t(kMmaWarps) * MmaWeightSplit<Products>::kWarpWords * 4 +
-         (2 * int64_t(mma_blocks(S) + 1) * kMmaTileFloats + int64_t(MmaWeightSplit<Products>::kDepthGroups) * kMmaRows * kMmaPartialStride) *
+  using Split = MmaWeightSplit<Products>;
+  return int64_t(kMmaWarps) * Split::kWarpWords * 4 +
+         (2 * int64_t(mma_blocks(S) + 1) * kMmaTileFloats + int64_t(Split::kDepthGroups) * kMmaRows * kMmaPartialStride) *
              int64_t(sizeof(float));
 }
 
