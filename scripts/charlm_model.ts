@@ -6,7 +6,7 @@
  * scripts/generate.ts can rebuild it from the file alone.
  */
 import {
-  crossEntropy, type DeviceLike, Embedding, Linear, LLTM, type LLTMState, loadCheckpoint, Module, Tensor,
+  crossEntropy, type DeviceLike, Embedding, Linear, LLTM, type LLTMOutput, type LLTMState, loadCheckpoint, Module, Tensor,
 } from "../ts/index.ts";
 
 export interface CharLMConfig {
@@ -37,17 +37,16 @@ export class CharLM extends Module {
 
   /** ids int32 [T, B] (and a state) -> logits [T, B, V] and the state after the last step. */
   forward(ids: Tensor, state?: LLTMState): { logits: Tensor; state: LLTMState } {
-    using x = this.embed.forward(ids);
-    const out = this.lltm.forward(x, state);
-    using output = out.output;
-    return { logits: this.head.forward(output), state: { h: out.h, c: out.c } };
+    const { logits, out } = this.run(ids, state);
+    using _ = out.output; // the logits keep what they need of it
+    return { logits, state: { h: out.h, c: out.c } };
   }
 
   /** The mean cross-entropy (nats per character) of predicting targets int32 [T, B] from ids [T, B]. */
   loss(ids: Tensor, targets: Tensor, reduction: "mean" | "sum" = "mean"): Tensor {
-    const { logits, state } = this.forward(ids);
-    state.h.dispose();
-    state.c.dispose();
+    // The LLTM's final state is not read, so it is never stacked.
+    const { logits, out } = this.run(ids);
+    out[Symbol.dispose]();
     using l = logits;
     const [T, B, V] = l.shape as [number, number, number];
     // A half model's loss in float32, as autocast computes it: a bfloat16 sum of 2048 losses would keep 8 bits.
@@ -55,6 +54,13 @@ export class CharLM extends Module {
     using flat = (wide ?? l).reshape([T * B, V]);
     using flatTargets = targets.reshape([T * B]);
     return crossEntropy(flat, flatTargets, { reduction });
+  }
+
+  /** ids [T, B] -> logits [T, B, V], beside the LLTM's result (whose state is stacked only where it is read). */
+  private run(ids: Tensor, state?: LLTMState): { logits: Tensor; out: LLTMOutput } {
+    using x = this.embed.forward(ids);
+    const out = this.lltm.forward(x, state);
+    return { logits: this.head.forward(out.output), out };
   }
 
   /** The checkpoint's metadata: the configuration, to rebuild the model. */

@@ -2,7 +2,7 @@
 import { join } from "node:path";
 
 import {
-  clipGradNorm_, Dropout, Embedding, Linear, LLTM, LLTMCell, ModuleList, nativeMemory, noGrad, Sequential, Tensor,
+  add, clipGradNorm_, Dropout, Embedding, Linear, LLTM, LLTMCell, ModuleList, nativeMemory, noGrad, Sequential, sum, Tensor,
 } from "../ts/index.ts";
 import { assert, assertEquals, assertThrowsLLTM, test } from "./harness.ts";
 import { tempDir } from "./temp_dir.ts";
@@ -142,6 +142,36 @@ test("LLTM: a sequence run in two halves with the state carried gives the whole 
     close(b.h, whole.h, "h");
     close(b.c, whole.c, "c");
   });
+});
+
+test("LLTM's final state is stacked when first read, on the tape as the forward left it; unread, it costs nothing", () => {
+  const model = () => new LLTM(3, 4, { dtype: "float64", seed: 4, layers: 2, bidirectional: true });
+  using x = Tensor.randn([5, 2, 3], { dtype: "float64", seed: 6 });
+  // h and c read at once, then read only inside noGrad: the same tape, the same gradients.
+  const gradients = (readLater: boolean) => {
+    using lltm = model();
+    using out = lltm.forward(x);
+    const [h, c] = readLater ? noGrad(() => [out.h, out.c]) : [out.h, out.c];
+    assert(h!.requiresGrad && c!.requiresGrad, "the state is on the tape");
+    using sh = sum(h!), sc = sum(c!), loss = add(sh, sc);
+    loss.backward();
+    return lltm.parameters().map((p) => values(p.grad!));
+  };
+  assertEquals(gradients(true), gradients(false));
+  // Never read: no stack is made, and disposing the result frees each layer's and direction's final state. Read:
+  // output, h and c disposed one by one free it all too, as when the forward stacked them.
+  const run = (read: boolean) => {
+    using lltm = model();
+    const out = noGrad(() => lltm.forward(x));
+    if (!read) return out[Symbol.dispose]();
+    for (const t of [out.output, out.h, out.c]) t.dispose();
+  };
+  for (const read of [false, true]) {
+    run(read);
+    const before = nativeMemory().liveBytes;
+    run(read);
+    assertEquals(nativeMemory().liveBytes, before, `nothing held after disposal (${read ? "read" : "unread"})`);
+  }
 });
 
 test("clipGradNorm_ scales the parameters' gradients to maxNorm together and returns the norm before", () => {

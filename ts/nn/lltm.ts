@@ -10,6 +10,7 @@
  */
 import { lltmCell, lltmSequence } from "../autograd/functions/lltm.ts";
 import { cat } from "../autograd/functions/elementwise.ts";
+import { isGradEnabled, withGradMode } from "../autograd/grad_mode.ts";
 import { stack } from "../autograd/functions/stack.ts";
 import { LLTMError } from "../errors.ts";
 import { Random } from "../random.ts";
@@ -230,20 +231,15 @@ export class LLTM extends Module {
         }
         input = output;
       }
-      // The last layer's output is returned, not freed (as a time-major view of it with batchFirst).
-      owned.splice(owned.indexOf(input), 1);
+      // The last layer's output is returned, not freed (as a time-major view of it with batchFirst), and so are
+      // the final states, for the result to stack when they are first read.
+      for (const t of [input, ...lastH, ...lastC]) owned.splice(owned.indexOf(t), 1);
       let output = input;
       if (this.batchFirst) {
         output = input.transpose(0, 1);
         input.dispose();
       }
-      const h = finalStates(lastH), c = finalStates(lastC);
-      return {
-        output, h, c,
-        [Symbol.dispose]() {
-          for (const t of [output, h, c]) t.dispose();
-        },
-      };
+      return lazyFinalStates(output, lastH, lastC);
     } finally {
       // What the tape records it keeps (and backward() frees); the rest goes now.
       for (const t of owned) t.dispose();
@@ -327,6 +323,34 @@ function checkLengths(fn: string, lengths: readonly number[] | Int32Array | Tens
 /** Each layer's and direction's final state [B, S] as one [n, B, S]: for one, a view of it rather than a stacked copy. */
 function finalStates(states: readonly Tensor[]): Tensor {
   return states.length === 1 ? states[0]!.reshape([1, ...states[0]!.shape]) : stack(states);
+}
+
+/**
+ * LLTM.forward's result: `output`, and h and c stacked from each layer's and direction's final states when first
+ * read (on the tape as the forward would have put them, whatever the grad mode then), so that a caller who never
+ * reads them, as a language model's loss, pays no copies for them. Disposing it frees all of these.
+ */
+function lazyFinalStates(output: Tensor, lastH: readonly Tensor[], lastC: readonly Tensor[]): LLTMOutput {
+  const recording = isGradEnabled();
+  // Stacked, the parts go (a view of one keeps its storage), as they did when the forward stacked them.
+  const made = (parts: readonly Tensor[]) => {
+    const t = withGradMode(recording, () => finalStates(parts));
+    for (const p of parts) p.dispose();
+    return t;
+  };
+  let h: Tensor | undefined, c: Tensor | undefined;
+  return {
+    output,
+    get h() {
+      return h ??= made(lastH);
+    },
+    get c() {
+      return c ??= made(lastC);
+    },
+    [Symbol.dispose]() {
+      for (const t of [output, h, c, ...lastH, ...lastC]) t?.dispose();
+    },
+  };
 }
 
 /** Pushes `t` on `owned` and returns it. */
