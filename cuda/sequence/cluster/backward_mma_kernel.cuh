@@ -54,7 +54,8 @@ struct MmaShareSplit {
 template <typename Products>
 constexpr int64_t backward_mma_shared_bytes(int64_t S) {
   return int64_t(kMmaWarps) * MmaShareSplit<Products>::kWarpWords * 4 +
-         (2 * int64_t(kMmaGateTileFloats + kMmaGateMajorFloats) + 2 * int64_t(mma_blocks(S)) * kMmaTileFloats) * int64_t(sizeof(float));
+         (2 * int64_t(kMmaGateTileFloats + kMmaGateMajorFloats) + 2 * int64_t(mma_blocks(S)) * kMmaTileFloats) *
+             int64_t(sizeof(float));
 }
 
 // The grid: (blocks a cluster, clusters), as the forward's.

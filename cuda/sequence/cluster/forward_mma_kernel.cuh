@@ -190,7 +190,8 @@ __global__ void __launch_bounds__(kMmaThreads, 1) forward_cluster_mma(SequenceFo
     }
     float* mine = partial + depth_group * kMmaRows * kMmaPartialStride + column_group * Split::kWarpTiles * kMmaCols;
 #pragma unroll
-    for (int n = 0; n < Split::kWarpTiles; ++n) persistent::store_tile(mine + n * kMmaCols, kMmaPartialStride, lane, acc[n]);
+    for (int n = 0; n < Split::kWarpTiles; ++n)
+      persistent::store_tile(mine + n * kMmaCols, kMmaPartialStride, lane, acc[n]);
     __syncthreads();
     // The partial tiles are next written after the next step's h has
     // arrived from every block, this one included, whose tile goes out only
@@ -200,7 +201,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) forward_cluster_mma(SequenceFo
 #pragma unroll
       for (int q = 0; q < 3; ++q) {
         g[q] = persistent::sum_partials<Split::kDepthGroups>(partial, r * kMmaPartialStride + q * kMmaStates + j,
-                                                         kMmaRows * kMmaPartialStride) +
+                                                             kMmaRows * kMmaPartialStride) +
                (in[q] + bias[q]);
         if (p.reserve != nullptr) p.plane(kPlaneGate0 + q, t)[int64_t(cell_b) * S + cell_s] = g[q];
       }

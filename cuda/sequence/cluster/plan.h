@@ -27,13 +27,13 @@ struct ClusterPlan {
 template <typename T>
 ClusterPlan plan(const void* kernel, int64_t weight_rows, int64_t width, int64_t S, int64_t B);
 
-// The tensor-core forward's launch (forward_mma_kernel.cuh): `blocks` a
-// cluster of `states` states each, a cluster per `rows` batch rows; blocks
-// == 0 where it cannot run S (more than max_state, or fewer states than two
-// blocks take: a bulk copy between blocks needs a cluster of two), or where
-// the device does not hold every cluster at once (a second wave would run
-// every step again after the first: the grid-wide kernels are then faster).
-// Cached per kernel and size.
+// The tensor-core kernels' launch (forward_mma_kernel.cuh and
+// backward_mma_kernel.cuh): `blocks` a cluster of `states` states each, a
+// cluster per `rows` batch rows; blocks == 0 where it cannot run S (more
+// than max_state, or fewer states than two blocks take: a copy between
+// blocks needs a cluster of two), or where the device does not hold every
+// cluster at once (a second wave would run every step again after the
+// first: the grid-wide kernels are then faster). Cached per kernel and size.
 struct MmaPlan {
   unsigned blocks, clusters;
   size_t shared;

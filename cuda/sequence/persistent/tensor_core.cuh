@@ -1,7 +1,7 @@
 // The tensor cores' products for the recurrent product of the persistent
-// kernels and of the cluster forward (cluster/forward_mma_kernel.cuh), where
-// float32 products may round their operands: to TF32
-// (LLTM_MATMUL_PRECISION_HIGH) with mma.sync m16n8k8, or to bfloat16
+// kernels and of the cluster kernels (cluster/forward_mma_kernel.cuh,
+// cluster/backward_mma_kernel.cuh), where float32 products may round their
+// operands: to TF32 (LLTM_MATMUL_PRECISION_HIGH) with mma.sync m16n8k8, or to bfloat16
 // (LLTM_MATMUL_PRECISION_MEDIUM, which bfloat16 calls run at) with
 // m16n8k16; the sums in float32 either way. Fragment layouts as the PTX ISA
 // gives them, with g = lane / 4 and c = lane % 4. m16n8k8 .tf32: A's
@@ -16,8 +16,9 @@
 // The kernels read A straight from memory (or from h staged in shared
 // memory) into registers, 16 depths at a time: a tile's depth order is free
 // as long as A and B agree on it, so lane (g, c) takes the 4 consecutive
-// floats from depth 16 p + 4c of its two rows in one 16-byte load. For TF32 they are two depth tiles, tile 2p's depths c
-// and c + 4 being 4c and 4c + 1 and tile 2p + 1's 4c + 2 and 4c + 3
+// floats from depth 16 p + 4c of its two rows in one 16-byte load. For TF32
+// they are two depth tiles, tile 2p's depths c and c + 4 being 4c and 4c + 1
+// and tile 2p + 1's 4c + 2 and 4c + 3
 // (pair_depth gives B's); for bfloat16 one, its depths 2c, 2c + 1, 2c + 8
 // and 2c + 9 being 4c to 4c + 3.
 #pragma once
