@@ -328,7 +328,10 @@ LLTM_API int32_t lltm_memory_reset_peak(int32_t device_kind, int32_t device_inde
  * LLTM_ERR_INVALID_ARGUMENT and the capture goes on. The device checks of
  * values only the device holds (ids against their range, sampling weights)
  * are not made in a captured call: the kernels skip what is out of range.
- * Other threads' calls on the device are refused while it is captured.
+ * Other threads' calls on the device, lltm_alloc among them, are refused
+ * while it is captured; lltm_capture_begin waits for those already running,
+ * and lltm_capture_end for those being refused, so that no call's work is
+ * run in part and recorded in part.
  * On the CPU these return LLTM_ERR_BACKEND_UNAVAILABLE: there is no launch cost
  * to save there. */
 LLTM_API int32_t lltm_capture_begin(int32_t device_kind, int32_t device_index);

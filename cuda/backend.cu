@@ -1,6 +1,7 @@
 // liblltm_cuda's one export: the DeviceBackend table that liblltm loads.
 // run() finds the op's kernel in the registry its file under ops/ fills
 // (runtime/op_registry.h).
+#include <optional>
 #include <string>
 
 #include "backend.h"
@@ -49,13 +50,17 @@ int32_t device_count_entry() { return device_count(); }
 
 int32_t run_entry(const OpCall* call, int32_t device) {
   return guard([&] {
-    refuse_while_captured(device, entry_name(call->op).c_str(), false);
+    const StreamHold hold(device, entry_name(call->op).c_str(), false);
     run(*call, device);
   });
 }
 
 int32_t alloc_entry(uint64_t bytes, int32_t device, void** out) {
-  return guard([&] { *out = alloc(bytes, device); });
+  return guard([&] {
+    // Another thread's block must not come from those a capture in progress keeps for its graph.
+    const StreamHold hold(device, "lltm_alloc", false);
+    *out = alloc(bytes, device);
+  });
 }
 
 int32_t free_entry(void* data, int32_t device) {
@@ -75,8 +80,10 @@ int32_t copy_entry(const lltm_tensor* dst, int32_t dst_on_device, int32_t dst_de
   return guard([&] {
     // A copy that involves the host, or two devices, waits for the stream.
     const bool waits = dst_on_device == 0 || src_on_device == 0 || dst_device != src_device;
-    if (dst_on_device != 0) refuse_while_captured(dst_device, "lltm_copy", waits);
-    if (src_on_device != 0) refuse_while_captured(src_device, "lltm_copy", waits);
+    const bool same_device = dst_on_device != 0 && src_on_device != 0 && dst_device == src_device;
+    std::optional<StreamHold> to, from;
+    if (dst_on_device != 0) to.emplace(dst_device, "lltm_copy", waits);
+    if (src_on_device != 0 && !same_device) from.emplace(src_device, "lltm_copy", waits);
     copy(*dst, dst_on_device != 0, dst_device, *src, src_on_device != 0, src_device,
          (flags & LLTM_COPY_NON_BLOCKING) != 0);
   });
@@ -84,21 +91,21 @@ int32_t copy_entry(const lltm_tensor* dst, int32_t dst_on_device, int32_t dst_de
 
 int32_t read_entry(void* host_dst, const void* src, uint64_t bytes, int32_t device) {
   return guard([&] {
-    refuse_while_captured(device, "lltm_read", true);
+    const StreamHold hold(device, "lltm_read", true);
     read(host_dst, src, bytes, device);
   });
 }
 
 int32_t write_entry(void* dst, const void* host_src, uint64_t bytes, int32_t device) {
   return guard([&] {
-    refuse_while_captured(device, "lltm_write", true);
+    const StreamHold hold(device, "lltm_write", true);
     write(dst, host_src, bytes, device);
   });
 }
 
 int32_t synchronize_entry(int32_t device) {
   return guard([&] {
-    refuse_while_captured(device, "lltm_synchronize", true);
+    const StreamHold hold(device, "lltm_synchronize", true);
     synchronize(device);
   });
 }

@@ -5,6 +5,8 @@
 // (memory_pool.h). Replays are plain graph launches on that stream.
 #include <atomic>
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,6 +31,13 @@ std::vector<std::atomic<std::thread::id>>& capturers() {
   return all;
 }
 
+// Held shared by a call of a thread other than the capturer (StreamHold) and
+// exclusively while a capture begins or ends, per device.
+std::vector<std::shared_mutex>& stream_locks() {
+  static std::vector<std::shared_mutex> all(device_count());
+  return all;
+}
+
 std::string name(int device) { return "cuda:" + std::to_string(device); }
 
 Graph* graph_of(void* handle, int device, const char* fn) {
@@ -46,24 +55,29 @@ bool recording(cudaStream_t stream) {
   return cudaStreamIsCapturing(stream, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone;
 }
 
-void refuse_while_captured(int device, const char* fn, bool waits) {
+StreamHold::StreamHold(int device, const char* fn, bool waits) {
   if (device < 0 || device >= device_count()) return;
-  const std::thread::id by = capturers()[device].load();
-  if (by == std::thread::id()) return;
-  if (by != std::this_thread::get_id())
+  // Only this thread ends its own capture, so the capturer it reads here stays the capturer for the call.
+  if (capturers()[device].load() == std::this_thread::get_id()) {
+    if (waits)
+      fail(LLTM_ERR_INVALID_ARGUMENT,
+           std::string(fn) + ": " + name(device) +
+               " is being captured, and a captured step cannot wait for the device or read it to the host (read "
+               "results such as loss.item() after the step)");
+    return;
+  }
+  lock_ = std::shared_lock<std::shared_mutex>(stream_locks()[device]);
+  if (capturers()[device].load() != std::thread::id())
     fail(LLTM_ERR_INVALID_ARGUMENT, std::string(fn) + ": " + name(device) +
                                         " is being captured by another thread; its stream takes no other work until "
                                         "the capture ends");
-  if (waits)
-    fail(LLTM_ERR_INVALID_ARGUMENT,
-         std::string(fn) + ": " + name(device) +
-             " is being captured, and a captured step cannot wait for the device or read it to the host (read "
-             "results such as loss.item() after the step)");
 }
 
 void capture_begin(int device) {
   DeviceGuard guard(device);
   DeviceState& dev = state(device);
+  // Other threads' calls in flight finish first; those after see the capture and are refused.
+  std::unique_lock<std::shared_mutex> calls(stream_locks()[device]);
   std::thread::id none;
   if (!capturers()[device].compare_exchange_strong(none, std::this_thread::get_id()))
     fail(LLTM_ERR_INVALID_ARGUMENT, "lltm_capture_begin: a capture is already in progress on " + name(device));
@@ -82,9 +96,14 @@ void* capture_end(int device, bool keep) {
   DeviceGuard guard(device);
   DeviceState& dev = state(device);
   cudaGraph_t graph = nullptr;
-  const cudaError_t ended = cudaStreamEndCapture(dev.stream, &graph);
-  GraphMemory* memory = end_capture_memory(device);
-  capturers()[device].store(std::thread::id());
+  GraphMemory* memory = nullptr;
+  cudaError_t ended = cudaSuccess;
+  {
+    std::unique_lock<std::shared_mutex> calls(stream_locks()[device]);
+    ended = cudaStreamEndCapture(dev.stream, &graph);
+    memory = end_capture_memory(device);
+    capturers()[device].store(std::thread::id());
+  }
   cudaGetLastError();
   if (ended != cudaSuccess || !keep) {
     if (graph != nullptr) cudaGraphDestroy(graph);
@@ -104,14 +123,14 @@ void* capture_end(int device, bool keep) {
 
 void graph_replay(void* handle, int device) {
   Graph* g = graph_of(handle, device, "lltm_graph_replay");
-  refuse_while_captured(device, "lltm_graph_replay", false);
+  const StreamHold hold(device, "lltm_graph_replay", false);
   DeviceGuard guard(device);
   LLTM_CUDA_CHECK(cudaGraphLaunch(g->exec, state(device).stream));
 }
 
 void graph_destroy(void* handle, int device) {
   Graph* g = graph_of(handle, device, "lltm_graph_destroy");
-  refuse_while_captured(device, "lltm_graph_destroy", true);
+  const StreamHold hold(device, "lltm_graph_destroy", true);
   DeviceGuard guard(device);
   LLTM_CUDA_CHECK(cudaStreamSynchronize(state(device).stream));
   LLTM_CUDA_CHECK(cudaGraphExecDestroy(g->exec));

@@ -5,6 +5,9 @@
 
 #include <cuda_runtime.h>
 
+#include <mutex>
+#include <shared_mutex>
+
 namespace lltm::cuda {
 
 void capture_begin(int device);
@@ -17,9 +20,19 @@ void graph_destroy(void* graph, int device);
 // (then nothing may wait for the stream or read the device to the host).
 bool recording(cudaStream_t stream);
 
-// Refuses, naming `fn`, a call from a thread other than the one capturing
-// the device, and (when `waits`) a call from the capturing thread that would
-// wait for the device.
-void refuse_while_captured(int device, const char* fn, bool waits);
+// A call's hold on a device's stream, for the whole call (each entry of
+// backend.cu takes one before it queues anything). Refuses, naming `fn`, a
+// call from a thread other than the one capturing the device, and (when
+// `waits`) a call from the capturing thread that would wait for the device.
+// While a thread other than the capturer holds one, no capture begins or
+// ends on the device: a call's work is either all run or (the capturer's)
+// all recorded, never run in part and recorded in part.
+class StreamHold {
+ public:
+  StreamHold(int device, const char* fn, bool waits);
+
+ private:
+  std::shared_lock<std::shared_mutex> lock_;
+};
 
 }  // namespace lltm::cuda
