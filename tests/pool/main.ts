@@ -11,24 +11,10 @@
  *        node --experimental-ffi tests/pool/main.ts [...]
  */
 import { backendInfo } from "../../ts/index.ts";
+import { startWorker } from "../workers.ts";
 import { caseCount, runCase } from "./calls.ts";
 
 type Reply = "ready" | { calls: number; differ: number };
-
-/** A Worker running worker.ts: a web Worker under Bun and Deno, a worker_threads one under Node. */
-async function startWorker(onMessage: (reply: Reply) => void, onError: (message: string) => void) {
-  const url = new URL("./worker.ts", import.meta.url);
-  if (typeof Worker === "undefined") {
-    const w = new (await import("node:worker_threads")).Worker(url);
-    w.on("message", onMessage);
-    w.on("error", (e: Error) => onError(e.message));
-    return { post: (m: unknown) => w.postMessage(m), terminate: () => void w.terminate() };
-  }
-  const w = new Worker(url.href, { type: "module" });
-  w.onmessage = (e: MessageEvent<Reply>) => onMessage(e.data);
-  w.onerror = (e) => onError(e.message);
-  return { post: (m: unknown) => w.postMessage(m), terminate: () => w.terminate() };
-}
 
 const [calls = 10000, workers = 4, timeout = 300] = (globalThis.process?.argv ?? ["", "", ...Deno.args])
   .slice(2).map(Number);
@@ -43,7 +29,7 @@ const timer = setTimeout(() => {
 const results = await Promise.all(Array.from({ length: workers }, (_, w) => new Promise<{ calls: number; differ: number }>(
   (resolve, reject) => {
     const share = Math.floor(calls / workers) + (w < calls % workers ? 1 : 0);
-    const worker = startWorker((reply) => {
+    const worker = startWorker<Reply>(new URL("./worker.ts", import.meta.url), (reply) => {
       if (reply === "ready") return void worker.then((x) => x.post({ start: w * 3, calls: share, expected }));
       void worker.then((x) => x.terminate());
       resolve(reply);

@@ -6,6 +6,7 @@
  * native binding) has finished loading can be lost under Bun.
  */
 import type { ValueArray } from "../../ts/dtype.ts";
+import { parentPort } from "../workers.ts";
 import { caseCount, identical, runCase } from "./calls.ts";
 
 interface Task {
@@ -14,15 +15,7 @@ interface Task {
   expected: ValueArray[][];
 }
 
-// A web Worker (Bun, Deno) talks through its global scope; a Node worker through parentPort.
-const web = globalThis as unknown as { postMessage?: (message: unknown) => void };
-const port: { postMessage(message: unknown): void; on(event: "message", f: (task: Task) => void): void } =
-  typeof web.postMessage === "function"
-    ? {
-      postMessage: (m) => web.postMessage!(m),
-      on: (_, f) => ((globalThis as unknown as { onmessage: (e: MessageEvent<Task>) => void }).onmessage = (e) => f(e.data)),
-    }
-    : (await import("node:worker_threads")).parentPort!;
+const port = await parentPort<Task>();
 
 port.on("message", ({ start, calls, expected }) => {
   let differ = 0;
