@@ -2,9 +2,9 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
-#include <tuple>
 
 #include "runtime/launch.h"
+#include "runtime/plan_cache.h"
 #include "sequence/cluster/plan.h"
 
 namespace lltm::cuda::cluster {
@@ -68,62 +68,50 @@ int64_t dynamic_cap(const void* kernel, const ClusterLimits& l) {
 
 template <typename T>
 ClusterPlan plan(const void* kernel, int64_t weight_rows, int64_t width, int64_t S, int64_t B) {
-  int device = 0;
-  LLTM_CUDA_CHECK(cudaGetDevice(&device));
-  static std::mutex mutex;
-  static std::map<std::tuple<int, const void*, int64_t, int64_t>, ClusterPlan> plans;
-  const auto key = std::make_tuple(device, kernel, S, B);
-  std::lock_guard<std::mutex> lock(mutex);
-  if (auto hit = plans.find(key); hit != plans.end()) return hit->second;
-  const ClusterLimits& l = limits(device);
-  const int64_t cap = dynamic_cap(kernel, l);
-  ClusterPlan result{{0, 0, 0}, 0, 0, 0, false};
-  for (int largest = kPortableCluster; l.clusters && largest <= kLargestCluster && result.blocks == 0; largest *= 2) {
-    const int64_t states = (S + largest - 1) / largest, blocks = (S + states - 1) / states;
-    // st.async, which carries every value between the blocks, needs a cluster of two
-    // blocks or more (compute-sanitizer refuses it in a cluster of one): S = 1 runs elsewhere.
-    if (blocks < 2) break;
-    const int64_t weights = weight_rows * states * width * int64_t(sizeof(T));
-    const int64_t row = 2 * width * int64_t(sizeof(T));  // both slots
-    const int64_t most_rows = std::min({B, int64_t(kGroups) * kMaxTasks / states,
-                                        (cap - weights) / row});
-    if (most_rows < 1) continue;
-    const size_t most_shared = size_t(weights + most_rows * row);
-    // Clusters resident at once, at the most shared memory any rows take.
-    const int active = active_clusters(kernel, blocks, kClusterThreads, most_shared, cap);
-    if (active < 1) continue;
-    const int64_t rows = std::clamp(std::max((B + active - 1) / active, (int64_t(kGroups) + states - 1) / states),
-                                    int64_t(1), most_rows);
-    const int64_t clusters = (B + rows - 1) / rows;
-    if (clusters > kMaxGridRows) continue;
-    result = {{int(states), int(rows), int(width)},
-              unsigned(blocks),
-              unsigned(clusters),
-              size_t(weights + rows * row),
-              clusters <= active};
-  }
-  plans.emplace(key, result);
-  return result;
+  return cached_plan<ClusterPlan>(kernel, S, B, [&](int device) {
+    const ClusterLimits& l = limits(device);
+    const int64_t cap = dynamic_cap(kernel, l);
+    ClusterPlan result{{0, 0, 0}, 0, 0, 0, false};
+    for (int largest = kPortableCluster; l.clusters && largest <= kLargestCluster && result.blocks == 0; largest *= 2) {
+      const int64_t states = (S + largest - 1) / largest, blocks = (S + states - 1) / states;
+      // st.async, which carries every value between the blocks, needs a cluster of two
+      // blocks or more (compute-sanitizer refuses it in a cluster of one): S = 1 runs elsewhere.
+      if (blocks < 2) break;
+      const int64_t weights = weight_rows * states * width * int64_t(sizeof(T));
+      const int64_t row = 2 * width * int64_t(sizeof(T));  // both slots
+      const int64_t most_rows = std::min({B, int64_t(kGroups) * kMaxTasks / states,
+                                          (cap - weights) / row});
+      if (most_rows < 1) continue;
+      const size_t most_shared = size_t(weights + most_rows * row);
+      // Clusters resident at once, at the most shared memory any rows take.
+      const int active = active_clusters(kernel, blocks, kClusterThreads, most_shared, cap);
+      if (active < 1) continue;
+      const int64_t rows = std::clamp(std::max((B + active - 1) / active, (int64_t(kGroups) + states - 1) / states),
+                                      int64_t(1), most_rows);
+      const int64_t clusters = (B + rows - 1) / rows;
+      if (clusters > kMaxGridRows) continue;
+      result = {{int(states), int(rows), int(width)},
+                unsigned(blocks),
+                unsigned(clusters),
+                size_t(weights + rows * row),
+                clusters <= active};
+    }
+    return result;
+  });
 }
 
 MmaPlan mma_plan(const void* kernel, int64_t S, int64_t B, int64_t states, int64_t rows, int64_t threads,
                  int64_t shared, int64_t max_state) {
-  int device = 0;
-  LLTM_CUDA_CHECK(cudaGetDevice(&device));
-  static std::mutex mutex;
-  static std::map<std::tuple<int, const void*, int64_t, int64_t>, MmaPlan> plans;
-  const auto key = std::make_tuple(device, kernel, S, B);
-  std::lock_guard<std::mutex> lock(mutex);
-  if (auto hit = plans.find(key); hit != plans.end()) return hit->second;
-  const ClusterLimits& l = limits(device);
-  const int64_t blocks = (S + states - 1) / states, clusters = (B + rows - 1) / rows;
-  const int64_t cap = dynamic_cap(kernel, l);
-  MmaPlan result{0, 0, 0};
-  if (l.clusters && S <= max_state && blocks >= 2 && blocks <= kLargestCluster && shared <= cap &&
-      clusters <= active_clusters(kernel, blocks, threads, size_t(shared), cap))
-    result = {unsigned(blocks), unsigned(clusters), size_t(shared)};
-  plans.emplace(key, result);
-  return result;
+  return cached_plan<MmaPlan>(kernel, S, B, [&](int device) {
+    const ClusterLimits& l = limits(device);
+    const int64_t blocks = (S + states - 1) / states, clusters = (B + rows - 1) / rows;
+    const int64_t cap = dynamic_cap(kernel, l);
+    MmaPlan result{0, 0, 0};
+    if (l.clusters && S <= max_state && blocks >= 2 && blocks <= kLargestCluster && shared <= cap &&
+        clusters <= active_clusters(kernel, blocks, threads, size_t(shared), cap))
+      result = {unsigned(blocks), unsigned(clusters), size_t(shared)};
+    return result;
+  });
 }
 
 template ClusterPlan plan<float>(const void*, int64_t, int64_t, int64_t, int64_t);

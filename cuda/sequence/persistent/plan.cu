@@ -1,12 +1,11 @@
 #include <algorithm>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
-#include <tuple>
 #include <vector>
 
 #include "runtime/device.h"
+#include "runtime/plan_cache.h"
 #include "sequence/persistent/backward_split_kernel.cuh"
 #include "sequence/persistent/plan.h"
 #include "sequence/persistent/staging.cuh"
@@ -69,28 +68,22 @@ int states_for(int64_t S) {
 
 template <typename T>
 Plan plan(const void* kernel, int states, int64_t S, int64_t B, int64_t row_elements, int64_t group) {
-  int device = 0;
-  LLTM_CUDA_CHECK(cudaGetDevice(&device));
-  static std::mutex mutex;
-  static std::map<std::tuple<int, const void*, int64_t, int64_t>, Plan> plans;
-  const auto key = std::make_tuple(device, kernel, S, B);
-  std::lock_guard<std::mutex> lock(mutex);
-  if (auto hit = plans.find(key); hit != plans.end()) return hit->second;
-  const DeviceLimits& l = limits(device);
-  const int64_t per_sm = (blocks_for(S, states) + l.multiprocessors - 1) / l.multiprocessors;
-  const int64_t budget = std::min<int64_t>(int64_t(l.shared_per_block),
-                                           int64_t(l.shared_per_multiprocessor) / per_sm -
-                                               int64_t(l.shared_reserved_per_block));
-  const int64_t weights = padded<T>(3 * states * S) * int64_t(sizeof(T)), row = row_elements * int64_t(sizeof(T));
-  Plan result{0, 0};
-  if (l.cooperative && budget >= weights + row) {
-    const int64_t fit = (budget - weights) / row;
-    const int64_t rows = fit >= B ? B : fit >= group ? fit / group * group : fit;
-    const size_t shared = size_t(weights + rows * row);
-    if (resident_blocks(kernel, l, shared) >= per_sm) result = {int(rows), shared};
-  }
-  plans.emplace(key, result);
-  return result;
+  return cached_plan<Plan>(kernel, S, B, [&](int device) {
+    const DeviceLimits& l = limits(device);
+    const int64_t per_sm = (blocks_for(S, states) + l.multiprocessors - 1) / l.multiprocessors;
+    const int64_t budget = std::min<int64_t>(int64_t(l.shared_per_block),
+                                             int64_t(l.shared_per_multiprocessor) / per_sm -
+                                                 int64_t(l.shared_reserved_per_block));
+    const int64_t weights = padded<T>(3 * states * S) * int64_t(sizeof(T)), row = row_elements * int64_t(sizeof(T));
+    Plan result{0, 0};
+    if (l.cooperative && budget >= weights + row) {
+      const int64_t fit = (budget - weights) / row;
+      const int64_t rows = fit >= B ? B : fit >= group ? fit / group * group : fit;
+      const size_t shared = size_t(weights + rows * row);
+      if (resident_blocks(kernel, l, shared) >= per_sm) result = {int(rows), shared};
+    }
+    return result;
+  });
 }
 
 namespace {
@@ -101,24 +94,18 @@ namespace {
 // block is resident at once; cached per kernel and size.
 template <typename Pays>
 SplitPlan grid_plan(const void* kernel, int64_t S, int64_t B, int64_t block_rows, int64_t shared, Pays&& pays) {
-  int device = 0;
-  LLTM_CUDA_CHECK(cudaGetDevice(&device));
-  static std::mutex mutex;
-  static std::map<std::tuple<int, const void*, int64_t, int64_t>, SplitPlan> plans;
-  const auto key = std::make_tuple(device, kernel, S, B);
-  std::lock_guard<std::mutex> lock(mutex);
-  if (auto hit = plans.find(key); hit != plans.end()) return hit->second;
-  const DeviceLimits& l = limits(device);
-  const int64_t state_groups = (S + kSplitStates - 1) / kSplitStates, row_groups = (B + block_rows - 1) / block_rows;
-  const int64_t blocks = state_groups * row_groups;
-  SplitPlan result{0, 0, 0};
-  if (l.cooperative && blocks <= l.multiprocessors && pays(blocks, row_groups, l) &&
-      shared <= int64_t(l.shared_per_block) &&
-      shared + int64_t(l.shared_reserved_per_block) <= int64_t(l.shared_per_multiprocessor)) {
-    if (resident_blocks(kernel, l, size_t(shared)) >= 1) result = {int(state_groups), int(blocks), size_t(shared)};
-  }
-  plans.emplace(key, result);
-  return result;
+  return cached_plan<SplitPlan>(kernel, S, B, [&](int device) {
+    const DeviceLimits& l = limits(device);
+    const int64_t state_groups = (S + kSplitStates - 1) / kSplitStates, row_groups = (B + block_rows - 1) / block_rows;
+    const int64_t blocks = state_groups * row_groups;
+    SplitPlan result{0, 0, 0};
+    if (l.cooperative && blocks <= l.multiprocessors && pays(blocks, row_groups, l) &&
+        shared <= int64_t(l.shared_per_block) &&
+        shared + int64_t(l.shared_reserved_per_block) <= int64_t(l.shared_per_multiprocessor)) {
+      if (resident_blocks(kernel, l, size_t(shared)) >= 1) result = {int(state_groups), int(blocks), size_t(shared)};
+    }
+    return result;
+  });
 }
 
 }  // namespace
