@@ -13,6 +13,7 @@
 #include "distributed/communicator.h"
 #include "distributed/nccl_api.h"
 #include "ops/dtypes.h"
+#include "runtime/capture.h"
 #include "runtime/device.h"
 
 namespace lltm::cuda {
@@ -171,6 +172,7 @@ void nccl_run(void* handle, int32_t collective, const lltm_call& call) {
     fail(LLTM_ERR_INVALID_ARGUMENT, std::string(fn) + ": the root rank " + std::to_string(root) +
                                         " is not below the world size " + world);
   const nccl::Api& api = nccl::api();
+  const StreamHold hold(c.device, fn, false);
   DeviceGuard on(c.device);
   cudaStream_t device_stream = state(c.device).stream;
   // NCCL needs a communicator's collectives to run in the order they were issued on every rank: one on the
@@ -199,6 +201,7 @@ void nccl_run(void* handle, int32_t collective, const lltm_call& call) {
 
 void nccl_join(void* handle) {
   Communicator& c = live(handle, "lltm_nccl_join");
+  const StreamHold hold(c.device, "lltm_nccl_join", false);
   DeviceGuard on(c.device);
   join(c);
 }
