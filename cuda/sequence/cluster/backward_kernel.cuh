@@ -39,13 +39,8 @@ __global__ void __launch_bounds__(kClusterThreads, 1)
   }
   for (int e = threadIdx.x; e < 2 * R * width; e += kClusterThreads) staged[e] = T(0);
   const uint32_t barriers = shared_address(arrived), bytes = uint32_t(rows * G * int(sizeof(T)));
-  if (threadIdx.x == 0) {
-    init_barrier(barriers);
-    init_barrier(barriers + 8);
-    publish_barrier_init();
-    expect_bytes(barriers + 8 * ((p.steps - 1) & 1), bytes);
-    if (p.steps > 1) expect_bytes(barriers + 8 * ((p.steps - 2) & 1), bytes);
-  }
+  // Step t, the pass's receipt T - 1 - t, receives in slot t % 2.
+  if (threadIdx.x == 0) init_receipt_barriers(barriers, (p.steps - 1) & 1, p.steps, bytes);
   const int lane = threadIdx.x % kGroup, group = threadIdx.x / kGroup;
   const int tasks = rows * P;
   const SendTargets to = send_targets(staged, barriers, lane, blocks);
@@ -124,8 +119,7 @@ __global__ void __launch_bounds__(kClusterThreads, 1)
       }
       load_ahead();
     }
-    wait_phase(barriers + 8 * slot, ((p.steps - 1 - t) >> 1) & 1);
-    if (threadIdx.x == 0 && t >= 2) expect_bytes(barriers + 8 * slot, bytes);
+    receive(barriers, (p.steps - 1) & 1, p.steps - 1 - t, p.steps, bytes);
     const T* dg = staged + slot * R * width;
 #pragma unroll
     for (int i = 0; i < kMaxTasks; ++i) {

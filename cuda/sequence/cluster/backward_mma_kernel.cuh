@@ -113,13 +113,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) backward_cluster_mma(SequenceB
   for (int e = threadIdx.x; e < 2 * kMmaGateTileFloats; e += kMmaThreads) gates[e] = 0.0f;
   // Step i of the pass (t = T - 1 - i) waits in slot i % 2 for every block's share of that same step.
   const uint32_t barriers = shared_address(arrived), bytes = uint32_t(blocks) * kMmaTileBytes;
-  if (threadIdx.x == 0) {
-    init_barrier(barriers);
-    init_barrier(barriers + 8);
-    publish_barrier_init();
-    expect_bytes(barriers, bytes);
-    if (p.steps > 1) expect_bytes(barriers + 8, bytes);
-  }
+  if (threadIdx.x == 0) init_receipt_barriers(barriers, 0, p.steps, bytes);
   // A thread's cell (row r, state j of the block): its saved values a step
   // ahead, its sample's length, and the gradients reaching its h and cell
   // from later steps (from outside the sequence at the last).
@@ -210,8 +204,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) backward_cluster_mma(SequenceB
     // Every block's share of dh_{t-1} for this block's states. The slot is
     // next written two steps on, by blocks that have by then received this
     // block's share of the step after, which it sends only after the sums below.
-    wait_phase(barriers + 8 * slot, (i >> 1) & 1);
-    if (threadIdx.x == 0 && i + 2 < p.steps) expect_bytes(barriers + 8 * slot, bytes);
+    receive(barriers, 0, i, p.steps, bytes);
     if (has_cell) {
       const float* mine = shares + slot * blocks * kMmaTileFloats + r * kMmaStates + j;
       float sum = mine[0];

@@ -40,7 +40,8 @@ __global__ void __launch_bounds__(kClusterThreads, 1) forward_cluster(SequenceFo
     staged[e] = slot == 0 && b < rows && k < S ? p.h0[b0 + b][k] : T(0);
   }
   const uint32_t barriers = shared_address(arrived), bytes = uint32_t(rows * S * int(sizeof(T)));
-  if (threadIdx.x == 0) init_forward_barriers(barriers, p.steps, bytes);
+  // Step t > 0 receives the h of step t - 1 in slot t % 2.
+  if (threadIdx.x == 0) init_receipt_barriers(barriers, 1, p.steps - 1, bytes);
   const int lane = threadIdx.x % kGroup, group = threadIdx.x / kGroup;
   const int tasks = rows * P;
   const SendTargets to = send_targets(staged, barriers, lane, blocks);
@@ -79,7 +80,7 @@ __global__ void __launch_bounds__(kClusterThreads, 1) forward_cluster(SequenceFo
   cluster.sync();
   for (int t = 0; t < p.steps; ++t) {
     const int slot = t & 1;
-    receive_forward_step(barriers, t, p.steps, bytes);
+    if (t > 0) receive(barriers, 1, t - 1, p.steps - 1, bytes);
     const T* h = staged + slot * R * width;
     const uint32_t next = uint32_t((slot ^ 1) * R * width * int(sizeof(T)));
     T gates[kMaxTasks][3];

@@ -137,7 +137,8 @@ __global__ void __launch_bounds__(kMmaThreads, 1) forward_cluster_mma(SequenceFo
   }
   for (int e = threadIdx.x; e < 2 * kMmaTileFloats; e += kMmaThreads) sent[e] = 0.0f;
   const uint32_t barriers = shared_address(arrived), bytes = uint32_t(blocks) * kMmaTileBytes;
-  if (threadIdx.x == 0) init_forward_barriers(barriers, p.steps, bytes);
+  // Step t > 0 receives the h of step t - 1 in slot t % 2.
+  if (threadIdx.x == 0) init_receipt_barriers(barriers, 1, p.steps - 1, bytes);
   // A thread's cell (row r, state j of the block): its bias, its input sums one step ahead (added only where the
   // gates need them, so that nothing waits for their loads before then), its cell.
   const int r = threadIdx.x / kMmaStates, j = threadIdx.x % kMmaStates;
@@ -163,7 +164,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) forward_cluster_mma(SequenceFo
   cluster.sync();
   for (int t = 0; t < p.steps; ++t) {
     const int slot = t & 1;
-    receive_forward_step(barriers, t, p.steps, bytes);
+    if (t > 0) receive(barriers, 1, t - 1, p.steps - 1, bytes);
     const float* h = staged + slot * blocks * kMmaTileFloats;
     auto h_row4 = [&](int row, int k) {
       return *reinterpret_cast<const float4*>(h + k / kMmaStates * kMmaTileFloats + tile_offset(row, k % kMmaStates));

@@ -94,23 +94,24 @@ __device__ __forceinline__ void wait_phase(uint32_t barrier, uint32_t parity) {
         : "memory");
 }
 
-// A forward pass's two barriers: step t reads, from slot t % 2, what every
-// block sent in step t - 1, `bytes` a step. Posted by one thread before the
-// cluster's first barrier: the barriers, and the expectations of steps 1 and 2.
-__device__ __forceinline__ void init_forward_barriers(uint32_t barriers, int steps, uint32_t bytes) {
+// A pass's two barriers: its `receipts` receipts of every block's values,
+// `bytes` each, alternate between them, receipt r on barrier first ^ (r % 2)
+// (a forward receives before each step but the first, on the step's slot;
+// a backward before each step). Posted by one thread before the cluster's
+// first barrier: the barriers, and the expectations of receipts 0 and 1.
+__device__ __forceinline__ void init_receipt_barriers(uint32_t barriers, int first, int receipts, uint32_t bytes) {
   init_barrier(barriers);
   init_barrier(barriers + 8);
   publish_barrier_init();
-  if (steps > 1) expect_bytes(barriers + 8, bytes);
-  if (steps > 2) expect_bytes(barriers, bytes);
+  if (receipts > 0) expect_bytes(barriers + 8 * first, bytes);
+  if (receipts > 1) expect_bytes(barriers + 8 * (first ^ 1), bytes);
 }
 
-// Step t's wait for its slot (from t = 1), and the expectation of step t + 2 on the same barrier.
-__device__ __forceinline__ void receive_forward_step(uint32_t barriers, int t, int steps, uint32_t bytes) {
-  if (t == 0) return;
-  const int slot = t & 1;
-  wait_phase(barriers + 8 * slot, ((t - 1) >> 1) & 1);
-  if (threadIdx.x == 0 && t + 2 < steps) expect_bytes(barriers + 8 * slot, bytes);
+// Receipt r's wait, and the expectation of receipt r + 2 on the same barrier.
+__device__ __forceinline__ void receive(uint32_t barriers, int first, int r, int receipts, uint32_t bytes) {
+  const uint32_t barrier = barriers + 8 * (first ^ (r & 1));
+  wait_phase(barrier, (r >> 1) & 1);
+  if (threadIdx.x == 0 && r + 2 < receipts) expect_bytes(barrier, bytes);
 }
 
 // Where a lane's sends go: the staged rows and the mbarrier of blocks lane
