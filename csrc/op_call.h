@@ -25,7 +25,7 @@ struct OpCall {
   // LLTM_MATMUL_PRECISION_* in force when the call was made: how float32
   // products may round (lltm_set_float32_matmul_precision).
   int32_t float32_matmul_precision = LLTM_MATMUL_PRECISION_HIGHEST;
-  const lltm_tensor* tensors[LLTM_MAX_SLOTS];  // nullptr for an absent optional slot
+  const lltm_tensor* tensors[LLTM_MAX_SLOTS] = {};  // nullptr for an absent optional slot and past the op's slots
   double scalars[LLTM_MAX_SCALARS];
   int64_t sizes[26];  // the named sizes by letter (sizes['B' - 'A']); 0 where the op has none
 

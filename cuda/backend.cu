@@ -12,6 +12,7 @@
 #include "runtime/memory_pool.h"
 #include "runtime/op_registry.h"
 #include "runtime/pinned_pool.h"
+#include "runtime/side_work.h"
 #include "runtime/transfer.h"
 #include "status.h"
 
@@ -48,9 +49,19 @@ void run(const OpCall& call, int device) {
 
 int32_t device_count_entry() { return device_count(); }
 
+// The device's stream waits for side work the call's tensors meet (runtime/side_work.h).
+void settle_for(int32_t device, const lltm_tensor* const* tensors, size_t count) {
+  Span spans[LLTM_MAX_SLOTS];
+  size_t n = 0;
+  for (size_t i = 0; i < count; ++i)
+    if (tensors[i] != nullptr) spans[n++] = tensor_span(*tensors[i]);
+  settle_side_work(device, spans, n);
+}
+
 int32_t run_entry(const OpCall* call, int32_t device) {
   return guard([&] {
     const StreamHold hold(device, entry_name(call->op).c_str(), false);
+    settle_for(device, call->tensors, LLTM_MAX_SLOTS);
     run(*call, device);
   });
 }
@@ -84,6 +95,13 @@ int32_t copy_entry(const lltm_tensor* dst, int32_t dst_on_device, int32_t dst_de
     std::optional<StreamHold> to, from;
     if (dst_on_device != 0) to.emplace(dst_device, "lltm_copy", waits);
     if (src_on_device != 0 && !same_device) from.emplace(src_device, "lltm_copy", waits);
+    if (same_device) {
+      const lltm_tensor* both[] = {dst, src};
+      settle_for(dst_device, both, 2);
+    } else {
+      if (dst_on_device != 0) settle_side_work(dst_device);
+      if (src_on_device != 0) settle_side_work(src_device);
+    }
     copy(*dst, dst_on_device != 0, dst_device, *src, src_on_device != 0, src_device,
          (flags & LLTM_COPY_NON_BLOCKING) != 0);
   });
@@ -92,6 +110,7 @@ int32_t copy_entry(const lltm_tensor* dst, int32_t dst_on_device, int32_t dst_de
 int32_t read_entry(void* host_dst, const void* src, uint64_t bytes, int32_t device) {
   return guard([&] {
     const StreamHold hold(device, "lltm_read", true);
+    settle_side_work(device);
     read(host_dst, src, bytes, device);
   });
 }
@@ -99,6 +118,7 @@ int32_t read_entry(void* host_dst, const void* src, uint64_t bytes, int32_t devi
 int32_t write_entry(void* dst, const void* host_src, uint64_t bytes, int32_t device) {
   return guard([&] {
     const StreamHold hold(device, "lltm_write", true);
+    settle_side_work(device);
     write(dst, host_src, bytes, device);
   });
 }
@@ -106,6 +126,7 @@ int32_t write_entry(void* dst, const void* host_src, uint64_t bytes, int32_t dev
 int32_t synchronize_entry(int32_t device) {
   return guard([&] {
     const StreamHold hold(device, "lltm_synchronize", true);
+    settle_side_work(device);
     synchronize(device);
   });
 }

@@ -14,6 +14,7 @@
 #include "distributed/nccl_api.h"
 #include "ops/dtypes.h"
 #include "runtime/capture.h"
+#include "runtime/side_work.h"
 #include "runtime/device.h"
 
 namespace lltm::cuda {
@@ -173,6 +174,7 @@ void nccl_run(void* handle, int32_t collective, const lltm_call& call) {
                                         " is not below the world size " + world);
   const nccl::Api& api = nccl::api();
   const StreamHold hold(c.device, fn, false);
+  settle_side_work(c.device);
   DeviceGuard on(c.device);
   cudaStream_t device_stream = state(c.device).stream;
   // NCCL needs a communicator's collectives to run in the order they were issued on every rank: one on the
@@ -202,6 +204,7 @@ void nccl_run(void* handle, int32_t collective, const lltm_call& call) {
 void nccl_join(void* handle) {
   Communicator& c = live(handle, "lltm_nccl_join");
   const StreamHold hold(c.device, "lltm_nccl_join", false);
+  settle_side_work(c.device);
   DeviceGuard on(c.device);
   join(c);
 }

@@ -63,6 +63,15 @@ inline GemmEngine gemm_engine(const DeviceState& dev, bool own_gemm, int32_t flo
 #endif
 }
 
+// `engine` moved to the device's side stream (runtime/side_work.h), with the cuBLAS handle bound there.
+inline GemmEngine side_gemm_engine(const DeviceState& dev, const GemmEngine& engine) {
+#if LLTM_HAVE_CUBLAS
+  return {dev.side, engine.float32_precision, engine.blas != nullptr ? dev.side_blas : nullptr};
+#else
+  return {dev.side, engine.float32_precision};
+#endif
+}
+
 // Whether the engine's products go to cuBLAS.
 inline bool uses_blas(const GemmEngine& engine) {
 #if LLTM_HAVE_CUBLAS

@@ -14,6 +14,7 @@
 #include "runtime/capture.h"
 #include "runtime/device.h"
 #include "runtime/memory_pool.h"
+#include "runtime/side_work.h"
 
 namespace lltm::cuda {
 
@@ -81,6 +82,8 @@ void capture_begin(int device) {
   std::thread::id none;
   if (!capturers()[device].compare_exchange_strong(none, std::this_thread::get_id()))
     fail(LLTM_ERR_INVALID_ARGUMENT, "lltm_capture_begin: a capture is already in progress on " + name(device));
+  // Side work queued before the capture is no part of it.
+  settle_side_work(device);
   begin_capture_memory(device);
   const cudaError_t e = cudaStreamBeginCapture(dev.stream, cudaStreamCaptureModeRelaxed);
   if (e != cudaSuccess) {
@@ -100,6 +103,8 @@ void* capture_end(int device, bool keep) {
   cudaError_t ended = cudaSuccess;
   {
     std::unique_lock<std::shared_mutex> calls(stream_locks()[device]);
+    // The captured side work joins the device's stream, as a capture must end.
+    settle_side_work(device);
     ended = cudaStreamEndCapture(dev.stream, &graph);
     memory = end_capture_memory(device);
     capturers()[device].store(std::thread::id());
@@ -112,7 +117,8 @@ void* capture_end(int device, bool keep) {
     return nullptr;
   }
   cudaGraphExec_t exec = nullptr;
-  const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+  // Replayed with the priorities its kernels were captured with (side work's below the stream's).
+  const cudaError_t made = cudaGraphInstantiate(&exec, graph, cudaGraphInstantiateFlagUseNodePriority);
   cudaGraphDestroy(graph);
   if (made != cudaSuccess) {
     release_graph_memory(memory, device);
@@ -124,6 +130,7 @@ void* capture_end(int device, bool keep) {
 void graph_replay(void* handle, int device) {
   Graph* g = graph_of(handle, device, "lltm_graph_replay");
   const StreamHold hold(device, "lltm_graph_replay", false);
+  settle_side_work(device);
   DeviceGuard guard(device);
   LLTM_CUDA_CHECK(cudaGraphLaunch(g->exec, state(device).stream));
 }
@@ -131,6 +138,7 @@ void graph_replay(void* handle, int device) {
 void graph_destroy(void* handle, int device) {
   Graph* g = graph_of(handle, device, "lltm_graph_destroy");
   const StreamHold hold(device, "lltm_graph_destroy", true);
+  settle_side_work(device);
   DeviceGuard guard(device);
   LLTM_CUDA_CHECK(cudaStreamSynchronize(state(device).stream));
   LLTM_CUDA_CHECK(cudaGraphExecDestroy(g->exec));

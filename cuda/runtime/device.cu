@@ -41,11 +41,19 @@ DeviceState& state(int device) {
   std::lock_guard<std::mutex> lock(mutex);
   if (DeviceState* ready = slot.load(std::memory_order_relaxed)) return *ready;
   auto fresh = std::make_unique<DeviceState>();
-  LLTM_CUDA_CHECK(cudaStreamCreateWithFlags(&fresh->stream, cudaStreamNonBlocking));
+  // Side work yields to the device's stream: where both have blocks waiting (the layer below's recurrence and
+  // the products left beside it, both waiting for the same kernel), the stream's go first, so that the
+  // clusters find whole GPCs free rather than the products' blocks scattered over every one.
+  int least = 0, greatest = 0;
+  LLTM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  LLTM_CUDA_CHECK(cudaStreamCreateWithPriority(&fresh->stream, cudaStreamNonBlocking, greatest));
+  LLTM_CUDA_CHECK(cudaStreamCreateWithPriority(&fresh->side, cudaStreamNonBlocking, least));
 #if LLTM_HAVE_CUBLAS
   if (blas_available()) {
     LLTM_CUDA_CHECK(cublasCreate(&fresh->blas));
     LLTM_CUDA_CHECK(cublasSetStream(fresh->blas, fresh->stream));
+    LLTM_CUDA_CHECK(cublasCreate(&fresh->side_blas));
+    LLTM_CUDA_CHECK(cublasSetStream(fresh->side_blas, fresh->side));
   }
 #endif
   // Freed blocks stay in the pool instead of going back to the driver, so

@@ -1,5 +1,6 @@
-// Per-device state (one stream, one cuBLAS handle, a caching memory pool),
-// the current-device guard, and pooled scratch buffers.
+// Per-device state (its stream, a second stream for work a call leaves
+// running (runtime/side_work.h), a cuBLAS handle bound to each, a caching
+// memory pool), the current-device guard, and pooled scratch buffers.
 #pragma once
 
 #include <cstddef>
@@ -10,8 +11,10 @@ namespace lltm::cuda {
 
 struct DeviceState {
   cudaStream_t stream;
+  cudaStream_t side;
 #if LLTM_HAVE_CUBLAS
-  cublasHandle_t blas = nullptr;  // null where cuBLAS was not found (runtime/cublas_loader.h)
+  cublasHandle_t blas = nullptr;       // null where cuBLAS was not found (runtime/cublas_loader.h)
+  cublasHandle_t side_blas = nullptr;  // bound to `side`: a handle's workspace serves one stream at a time
 #endif
 };
 

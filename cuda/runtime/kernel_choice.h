@@ -6,7 +6,8 @@
 // recurrence (each only where it fits the device: cluster falls back to
 // persistent, persistent to graph; persistent also keeps both passes with
 // rounded products on its grid-wide kernels rather than the tensor-core
-// clusters, which cluster-mma forces where they fit).
+// clusters, which cluster-mma forces where they fit); one-stream keeps all of
+// a device's work on its stream (no side work, runtime/side_work.h).
 #pragma once
 
 #include <cstdint>

@@ -9,6 +9,7 @@
 #include "lltm_args.h"
 #include "runtime/device.h"
 #include "runtime/memory_pool.h"
+#include "runtime/side_work.h"
 
 namespace lltm::cuda {
 
@@ -24,7 +25,8 @@ namespace {
 // Blocks freed by the caller are kept per device and size and handed out
 // again without a driver call: each cudaMallocAsync is a call into the
 // driver's pool, which shows in the cost of a small call. Reuse is safe
-// because all of a device's work runs on its one stream, in order.
+// because a device's work runs on its one stream, in order, except side work
+// (runtime/side_work.h), while which freed blocks wait.
 struct BlockCache {
   std::mutex mutex;
   std::unordered_map<void*, uint64_t> sizes;     // live and cached blocks
@@ -123,7 +125,9 @@ void* alloc(uint64_t bytes, int device) {
     }
   }
   DeviceGuard guard(device);
-  cudaStream_t stream = state(device).stream;
+  // Inside a side work region the block is ordered on the side stream, where it is used.
+  cudaStream_t side = side_allocation_stream();
+  cudaStream_t stream = side != nullptr ? side : state(device).stream;
   std::lock_guard<std::mutex> lock(c.mutex);
   void* p = nullptr;
   cudaError_t e = cudaMallocAsync(&p, size, stream);
@@ -145,12 +149,21 @@ void* alloc(uint64_t bytes, int device) {
 }
 
 void free(void* data, int device) {
+  {
+    BlockCache& c = cache(device);
+    std::lock_guard<std::mutex> lock(c.mutex);
+    if (c.sizes.find(data) == c.sizes.end())
+      fail(LLTM_ERR_INVALID_DEVICE, "the block was not allocated by lltm_alloc on cuda:" +
+                                        std::to_string(device));
+  }
+  // Outside the cache's lock: side work's lock comes first where both are held.
+  if (!defer_free(device, data)) free_now(data, device);
+}
+
+void free_now(void* data, int device) {
   BlockCache& c = cache(device);
   std::lock_guard<std::mutex> lock(c.mutex);
   auto it = c.sizes.find(data);
-  if (it == c.sizes.end())
-    fail(LLTM_ERR_INVALID_DEVICE, "the block was not allocated by lltm_alloc on cuda:" +
-                                      std::to_string(device));
   c.counters.freed(it->second, false);
   // A block freed while capturing may have been used by the captured work: the graph keeps it.
   if (c.capturing != nullptr && c.kept.find(data) == c.kept.end()) keep(c, c.capturing, data);

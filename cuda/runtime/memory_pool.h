@@ -9,7 +9,10 @@
 namespace lltm::cuda {
 
 void* alloc(uint64_t bytes, int device);
+// Returns a block to the cache; while side work is pending, once it is settled.
 void free(void* data, int device);
+// Returns a block to the cache now (side work settled, runtime/side_work.h).
+void free_now(void* data, int device);
 // The device's counters: allocated, peak and reserved bytes of the pool (lltm_memory_stat).
 MemoryCounters& counters(int device);
 

@@ -10,6 +10,7 @@
 #include "math/strided.h"
 #include "runtime/device.h"
 #include "runtime/kernel_choice.h"
+#include "runtime/side_work.h"
 #include "sequence/cluster/cluster.h"
 #include "sequence/engine.h"
 #include "sequence/graph/graph.h"
@@ -174,6 +175,11 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
   const SequenceKernels kernels = choose<T>(S, B, products);
   const GemmEngine engine = gemm_engine(dev, kernels.own_gemm, float32_precision);
   const T* reserve = static_cast<const T*>(a.reserve);
+  // The weight gradients go to the side stream outside the graph path (whose
+  // finish runs inside its graph); a call that starts beside side work takes
+  // the clusters' half of the device, leaving the rest to that work.
+  const bool overlap_weight_gradients = kernels.recurrence != Recurrence::kGraph && !forced("one-stream");
+  const bool beside_side_work = !forced("one-stream") && side_work_pending(device);
   SequenceBackwardTensors<T> p{optional_accessor<const T, 3>(a.grad_outputs),
                                optional_accessor<const T, 2>(a.grad_last_h),
                                optional_accessor<const T, 2>(a.grad_last_cell),
@@ -220,17 +226,25 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
     // d_weights = dG^T [h_{t-1}, x_t] summed over steps (H: the saved h_{t-1}
     // of every step): at the cluster recurrence's sizes with the bias in one
     // launch, else a product for the h columns, one for the x columns and the
-    // bias's column sums.
+    // bias's column sums. Nothing later in the backward reads them: outside
+    // the graph path they run on the side stream (runtime/side_work.h),
+    // beside the calls that follow, the layer below's recurrence first.
     const Matrix<T> dW = matrix<T>(*a.d_weights);
     const Matrix<const T> H = row_major<const T>(reserve + kPlaneH * steps * B * S, steps * B, S);
     T* d_bias = static_cast<T*>(a.d_bias->data);
+    std::optional<SideWork> side;
+    if (overlap_weight_gradients)
+      side.emplace(device, std::vector<Span>{tensor_span(*a.d_weights), tensor_span(*a.d_bias), tensor_span(*a.inputs),
+                                             Span{uintptr_t(H.data), uintptr_t(H.data + steps * B * S)}});
+    const cudaStream_t stream = side ? side->stream() : dev.stream;
     if (kernels.recurrence == Recurrence::kCluster && weight_gradients_fit(steps * B, G, S + F))
-      return weight_gradients<T>({dGm, H, X.m, dW, d_bias, a.d_bias->strides[0], a.accumulate}, dev.stream);
+      return weight_gradients<T>({dGm, H, X.m, dW, d_bias, a.d_bias->strides[0], a.accumulate}, stream);
+    const GemmEngine products_engine = side ? side_gemm_engine(dev, engine) : engine;
     const T beta = a.accumulate ? T(1) : T(0);
     const Matrix<T> dWh{dW.data, G, S, dW.rs, dW.cs}, dWx{dW.data + S * dW.cs, G, F, dW.rs, dW.cs};
-    rows_product<T>(engine, dev.stream, half, dGm, true, H, false, dWh, beta, dG_copy);
-    rows_product<T>(engine, dev.stream, half, dGm, true, X.m, false, dWx, beta, dG_copy);
-    column_sums<T>(dev.stream, dGm, d_bias, a.d_bias->strides[0], a.accumulate);
+    rows_product<T>(products_engine, stream, half, dGm, true, H, false, dWh, beta, dG_copy);
+    rows_product<T>(products_engine, stream, half, dGm, true, X.m, false, dWx, beta, dG_copy);
+    column_sums<T>(stream, dGm, d_bias, a.d_bias->strides[0], a.accumulate);
   };
   if (kernels.recurrence == Recurrence::kGraph)
     return graph_backward<T>(p, engine, device, [&](const T* dG) { finish(row_major<const T>(dG, steps * B, G)); });
@@ -251,11 +265,13 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
   p.dG_by_gate = uses_blas(engine) && tf32_products<T>(engine);
   const Matrix<const T> by_gate{dG.as<T>(), steps * B, G, 1, steps * B};
   // bfloat16 products take the tensor-core clusters where they fit, as the forward does; TF32 ones stay on the
-  // grid kernel unless cluster-mma is forced: with half of W_h's TF32 fragments in shared memory the cluster
-  // backward is slower than backward_mma there (BENCHMARKS.md).
+  // grid kernel unless cluster-mma is forced or side work runs beside: with half of W_h's TF32 fragments in
+  // shared memory the cluster backward is slower than backward_mma alone (BENCHMARKS.md), but leaves the
+  // device's other half to the side work, where the grid kernel would wait for it.
   auto on_tensor_core_clusters = [&] {
     if constexpr (std::is_same_v<T, float>)
-      return !forced("persistent") && (products == RecurrentProducts::kBfloat16 || forced("cluster-mma")) &&
+      return !forced("persistent") &&
+             (products == RecurrentProducts::kBfloat16 || forced("cluster-mma") || beside_side_work) &&
              cluster_mma_backward(p, products, dev.stream);
     return false;
   };

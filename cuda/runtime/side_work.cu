@@ -1,0 +1,116 @@
+// Side work: per device, one pending piece at a time, the bytes it touches,
+// and the blocks freed meanwhile. A recursive mutex, held by a region for
+// its whole life, keeps other threads from settling work whose end is not
+// recorded yet, while the region's own thread may allocate and free.
+#include <algorithm>
+#include <memory>
+#include <utility>
+
+#include "runtime/device.h"
+#include "runtime/memory_pool.h"
+#include "runtime/side_work.h"
+#include "lltm_args.h"
+
+namespace lltm::cuda {
+
+namespace {
+
+struct Pending {
+  std::recursive_mutex mutex;
+  bool pending = false;
+  cudaEvent_t fork = nullptr, done = nullptr;
+  std::vector<Span> touched;
+  std::vector<void*> deferred;  // blocks freed while pending
+};
+
+Pending& pending_of(int device) {
+  static std::vector<std::unique_ptr<Pending>> all = [] {
+    std::vector<std::unique_ptr<Pending>> v(device_count());
+    for (auto& p : v) p = std::make_unique<Pending>();
+    return v;
+  }();
+  return *all.at(device);
+}
+
+thread_local cudaStream_t region_stream = nullptr;
+
+bool meets(const Span& a, const Span& b) { return a.begin < b.end && b.begin < a.end; }
+
+// The device's stream waits for the pending work; the blocks freed meanwhile go back to the pool. Holds p.mutex.
+void settle(Pending& p, int device) {
+  if (!p.pending) return;
+  DeviceGuard guard(device);
+  LLTM_CUDA_CHECK(cudaStreamWaitEvent(state(device).stream, p.done, 0));
+  p.pending = false;
+  p.touched.clear();
+  std::vector<void*> blocks;
+  blocks.swap(p.deferred);
+  for (void* block : blocks) free_now(block, device);
+}
+
+}  // namespace
+
+Span tensor_span(const lltm_tensor& t) {
+  int64_t last = 0;
+  for (int64_t d = 0; d < t.ndim; ++d) last += (t.sizes[d] - 1) * t.strides[d];
+  return span_of(t, last, element_size(int32_t(t.dtype)));
+}
+
+SideWork::SideWork(int device, std::vector<Span> touched) : device_(device) {
+  Pending& p = pending_of(device);
+  lock_ = std::unique_lock<std::recursive_mutex>(p.mutex);
+  settle(p, device);
+  const DeviceState& dev = state(device);
+  if (p.fork == nullptr) {
+    LLTM_CUDA_CHECK(cudaEventCreateWithFlags(&p.fork, cudaEventDisableTiming));
+    LLTM_CUDA_CHECK(cudaEventCreateWithFlags(&p.done, cudaEventDisableTiming));
+  }
+  LLTM_CUDA_CHECK(cudaEventRecord(p.fork, dev.stream));
+  LLTM_CUDA_CHECK(cudaStreamWaitEvent(dev.side, p.fork, 0));
+  // Pending from the fork on: a block freed from now may be in use on either stream.
+  p.pending = true;
+  p.touched = std::move(touched);
+  stream_ = dev.side;
+  region_stream = stream_;
+}
+
+SideWork::~SideWork() {
+  region_stream = nullptr;
+  // Recorded even when the region's work failed part way: what was queued is settled like the rest.
+  guard([&] { LLTM_CUDA_CHECK(cudaEventRecord(pending_of(device_).done, stream_)); });
+}
+
+void settle_side_work(int device, const Span* spans, size_t count) {
+  if (device < 0 || device >= device_count()) return;
+  Pending& p = pending_of(device);
+  std::lock_guard<std::recursive_mutex> lock(p.mutex);
+  if (!p.pending) return;
+  for (size_t i = 0; i < count; ++i)
+    if (std::any_of(p.touched.begin(), p.touched.end(), [&](const Span& s) { return meets(s, spans[i]); }))
+      return settle(p, device);
+}
+
+void settle_side_work(int device) {
+  if (device < 0 || device >= device_count()) return;
+  Pending& p = pending_of(device);
+  std::lock_guard<std::recursive_mutex> lock(p.mutex);
+  settle(p, device);
+}
+
+bool side_work_pending(int device) {
+  Pending& p = pending_of(device);
+  std::lock_guard<std::recursive_mutex> lock(p.mutex);
+  return p.pending;
+}
+
+bool defer_free(int device, void* data) {
+  Pending& p = pending_of(device);
+  std::lock_guard<std::recursive_mutex> lock(p.mutex);
+  if (!p.pending) return false;
+  p.deferred.push_back(data);
+  return true;
+}
+
+cudaStream_t side_allocation_stream() { return region_stream; }
+
+}  // namespace lltm::cuda

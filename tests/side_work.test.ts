@@ -1,0 +1,116 @@
+/**
+ * Side work on CUDA (cuda/runtime/side_work.h): the sequence backward's
+ * weight gradients run on a second stream after the call returns. An op that
+ * overwrites them waits for them; a block freed meanwhile (the inputs those
+ * products read) is not handed out again before they are done; a capture
+ * records them and joins them; a read sees them. Each check would see the
+ * products' results mixed with later work if its rule were broken: the
+ * products of a 64-step, 512-state backward take tens of microseconds, the
+ * later work a few.
+ */
+import { compileStep, lltmSequenceBackward, lltmSequenceBackwardAccumulate, lltmSequenceForward, scale, Tensor } from "../ts/index.ts";
+import { assert, cudaSkipReason, test } from "./harness.ts";
+
+const skip = cudaSkipReason();
+const T = 64, B = 64, F = 512, S = 512;
+
+interface Problem {
+  x: Tensor;
+  weights: Tensor;
+  bias: Tensor;
+  h0: Tensor;
+  c0: Tensor;
+  gradOutputs: Tensor;
+  [Symbol.dispose](): void;
+}
+
+function problem(seed: number): Problem {
+  const o = { device: "cuda" as const, seed };
+  const x = Tensor.randn([T, B, F], o);
+  using unscaled = Tensor.randn([3 * S, S + F], { ...o, seed: seed + 1 });
+  const weights = scale(unscaled, 0.05);
+  const bias = Tensor.randn([3 * S], { ...o, seed: seed + 2 });
+  const h0 = Tensor.randn([B, S], { ...o, seed: seed + 3 });
+  const c0 = Tensor.randn([B, S], { ...o, seed: seed + 4 });
+  const gradOutputs = Tensor.randn([T, B, S], { ...o, seed: seed + 5 });
+  return {
+    x, weights, bias, h0, c0, gradOutputs,
+    [Symbol.dispose]() {
+      for (const t of [x, weights, bias, h0, c0, gradOutputs]) t.dispose();
+    },
+  };
+}
+
+/** The weight and bias gradients of one backward, read back (which waits for them). */
+function gradients(p: Problem): { dWeights: Float32Array; dBias: Float32Array } {
+  using f = lltmSequenceForward(p.x, p.weights, p.bias, p.h0, p.c0, { training: true });
+  using g = lltmSequenceBackward(p.gradOutputs, undefined, undefined, f.reserve!, p.x, p.weights, p.h0);
+  return { dWeights: g.dWeights.toTypedArray() as Float32Array, dBias: g.dBias.toTypedArray() as Float32Array };
+}
+
+function assertSame(actual: Float32Array, expected: Float32Array, what: string): void {
+  assert(actual.length === expected.length, `${what}: ${actual.length} elements, expected ${expected.length}`);
+  let worst = 0, scale = 0;
+  for (let i = 0; i < actual.length; i++) {
+    worst = Math.max(worst, Math.abs(actual[i]! - expected[i]!));
+    scale = Math.max(scale, Math.abs(expected[i]!));
+  }
+  // The same products on the same data: equal but for cuBLAS's choice of kernel, which the stream does not change.
+  assert(worst <= 1e-6 * scale, `${what}: differs by ${worst} (largest ${scale})`);
+}
+
+test("CUDA side work: an op overwriting the weight gradients runs after them", () => {
+  using p = problem(1);
+  using f = lltmSequenceForward(p.x, p.weights, p.bias, p.h0, p.c0, { training: true });
+  using dWeights = Tensor.zeros([3 * S, S + F], { device: "cuda" });
+  using dBias = Tensor.zeros([3 * S], { device: "cuda" });
+  for (let round = 0; round < 3; round++) {
+    const g = lltmSequenceBackwardAccumulate(p.gradOutputs, undefined, undefined, f.reserve!, p.x, p.weights, p.h0, dWeights, dBias);
+    for (const t of [g.dInputs, g.dH0, g.dC0]) t.dispose();
+    dWeights.fill(round + 2);
+    dBias.fill(round + 2);
+    const w = dWeights.toTypedArray(), b = dBias.toTypedArray();
+    assert(w.every((v) => v === round + 2), `round ${round}: d_weights holds ${w.find((v) => v !== round + 2)} after the fill`);
+    assert(b.every((v) => v === round + 2), `round ${round}: d_bias holds ${b.find((v) => v !== round + 2)} after the fill`);
+  }
+}, { skip });
+
+test("CUDA side work: the blocks of the inputs it reads are not reused before it is done", () => {
+  const expected = (() => {
+    using p = problem(2);
+    return gradients(p);
+  })();
+  for (let round = 0; round < 3; round++) {
+    const p = problem(2);
+    const f = lltmSequenceForward(p.x, p.weights, p.bias, p.h0, p.c0, { training: true });
+    const g = lltmSequenceBackward(p.gradOutputs, undefined, undefined, f.reserve!, p.x, p.weights, p.h0);
+    // The inputs and the reserve go back to the pool while the products may still read them; new tensors of
+    // their sizes, filled at once, would take the same blocks if the pool handed them out.
+    f.dispose();
+    p[Symbol.dispose]();
+    const fillers = [Tensor.full([T, B, F], 1e3, { device: "cuda" }), Tensor.full([5 * T * B * S], -1e3, { device: "cuda" })];
+    assertSame(g.dWeights.toTypedArray() as Float32Array, expected.dWeights, `round ${round}: d_weights`);
+    assertSame(g.dBias.toTypedArray() as Float32Array, expected.dBias, `round ${round}: d_bias`);
+    g.dispose();
+    for (const t of fillers) t.dispose();
+  }
+}, { skip });
+
+test("CUDA side work: a captured backward records the products and joins them", () => {
+  using p = problem(3);
+  const expected = gradients(p);
+  using dWeights = Tensor.zeros([3 * S, S + F], { device: "cuda" });
+  using dBias = Tensor.zeros([3 * S], { device: "cuda" });
+  using step = compileStep(() => {
+    dWeights.fill(0);
+    dBias.fill(0);
+    using f = lltmSequenceForward(p.x, p.weights, p.bias, p.h0, p.c0, { training: true });
+    const g = lltmSequenceBackwardAccumulate(p.gradOutputs, undefined, undefined, f.reserve!, p.x, p.weights, p.h0, dWeights, dBias);
+    for (const t of [g.dInputs, g.dH0, g.dC0]) t.dispose();
+  }, { device: "cuda" });
+  for (let replay = 0; replay < 4; replay++) {
+    step();
+    assertSame(dWeights.toTypedArray() as Float32Array, expected.dWeights, `replay ${replay}: d_weights`);
+    assertSame(dBias.toTypedArray() as Float32Array, expected.dBias, `replay ${replay}: d_bias`);
+  }
+}, { skip });
