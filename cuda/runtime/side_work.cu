@@ -1,10 +1,10 @@
-// Side work: per device, one pending piece at a time, the bytes it touches,
-// and the blocks freed meanwhile. A recursive mutex, held by a region for
+// Side work: per device, what is pending on the side stream (pieces queued
+// one after the other there), the bytes it touches, and the blocks freed
+// meanwhile. A recursive mutex, held by a region for
 // its whole life, keeps other threads from settling work whose end is not
 // recorded yet, while the region's own thread may allocate and free.
 #include <algorithm>
 #include <memory>
-#include <utility>
 
 #include "runtime/device.h"
 #include "runtime/memory_pool.h"
@@ -19,6 +19,7 @@ struct Pending {
   std::recursive_mutex mutex;
   bool pending = false;
   cudaEvent_t fork = nullptr, done = nullptr;
+  double flops = 0;
   std::vector<Span> touched;
   std::vector<void*> deferred;  // blocks freed while pending
 };
@@ -42,6 +43,7 @@ void settle(Pending& p, int device) {
   DeviceGuard guard(device);
   LLTM_CUDA_CHECK(cudaStreamWaitEvent(state(device).stream, p.done, 0));
   p.pending = false;
+  p.flops = 0;
   p.touched.clear();
   std::vector<void*> blocks;
   blocks.swap(p.deferred);
@@ -56,10 +58,9 @@ Span tensor_span(const lltm_tensor& t) {
   return span_of(t, last, element_size(int32_t(t.dtype)));
 }
 
-SideWork::SideWork(int device, std::vector<Span> touched) : device_(device) {
+SideWork::SideWork(int device, std::vector<Span> touched, double flops) : device_(device) {
   Pending& p = pending_of(device);
   lock_ = std::unique_lock<std::recursive_mutex>(p.mutex);
-  settle(p, device);
   const DeviceState& dev = state(device);
   if (p.fork == nullptr) {
     LLTM_CUDA_CHECK(cudaEventCreateWithFlags(&p.fork, cudaEventDisableTiming));
@@ -69,7 +70,8 @@ SideWork::SideWork(int device, std::vector<Span> touched) : device_(device) {
   LLTM_CUDA_CHECK(cudaStreamWaitEvent(dev.side, p.fork, 0));
   // Pending from the fork on: a block freed from now may be in use on either stream.
   p.pending = true;
-  p.touched = std::move(touched);
+  p.flops += flops;
+  p.touched.insert(p.touched.end(), touched.begin(), touched.end());
   stream_ = dev.side;
   region_stream = stream_;
 }
@@ -97,10 +99,10 @@ void settle_side_work(int device) {
   settle(p, device);
 }
 
-bool side_work_pending(int device) {
+double side_work_flops(int device) {
   Pending& p = pending_of(device);
   std::lock_guard<std::recursive_mutex> lock(p.mutex);
-  return p.pending;
+  return p.flops;
 }
 
 bool defer_free(int device, void* data) {

@@ -31,13 +31,14 @@ namespace lltm::cuda {
 Span tensor_span(const lltm_tensor& t);
 
 // While alive, work queued on stream() runs after everything queued on the
-// device's stream so far, beside what is queued there later; it stays
-// pending when the region ends, until settled. `touched`: the caller's bytes
-// the work reads or writes. A region first settles what is pending. The
+// device's stream so far (and after earlier side work), beside what is
+// queued there later; it stays pending when the region ends, until settled.
+// `touched`: the caller's bytes the work reads or writes; `flops`: its size,
+// which the next calls read to choose their kernels (side_work_flops). The
 // region's allocations come from the side stream's order.
 class SideWork {
  public:
-  SideWork(int device, std::vector<Span> touched);
+  SideWork(int device, std::vector<Span> touched, double flops);
   ~SideWork();
   SideWork(const SideWork&) = delete;
   SideWork& operator=(const SideWork&) = delete;
@@ -54,8 +55,8 @@ class SideWork {
 void settle_side_work(int device, const Span* spans, size_t count);
 // Makes the device's stream wait for pending side work.
 void settle_side_work(int device);
-// Whether side work is pending on the device (the next call shares the device with it).
-bool side_work_pending(int device);
+// The floating-point operations of the side work pending on the device (0: none), which the next calls share it with.
+double side_work_flops(int device);
 
 // For the memory pool: whether freeing `data` must wait for pending side
 // work (then the block is kept and freed when the work is settled).

@@ -107,6 +107,11 @@ RecurrentProducts recurrent_products(int32_t float32_precision) {
   return tf32_products<T>(float32_precision) ? RecurrentProducts::kTf32 : RecurrentProducts::kExact;
 }
 
+// Side work from which on a TF32 backward recurrence takes the clusters
+// rather than the grid kernel: 1 GFLOP, a product over all T * B rows of a
+// layer of a few hundred states (a char LM's 2 x 6400 x 1536 x 1024 is 20).
+constexpr double kHalfDeviceSideFlops = 1e9;
+
 template <typename T>
 SequenceKernels choose(int64_t S, int64_t B, RecurrentProducts products) {
   return choose_sequence_kernels([&] { return cluster_fits<T>(S, B); }, [&] { return cluster_one_wave<T>(S, B); },
@@ -176,10 +181,11 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
   const GemmEngine engine = gemm_engine(dev, kernels.own_gemm, float32_precision);
   const T* reserve = static_cast<const T*>(a.reserve);
   // The weight gradients go to the side stream outside the graph path (whose
-  // finish runs inside its graph); a call that starts beside side work takes
-  // the clusters' half of the device, leaving the rest to that work.
+  // finish runs inside its graph); a call that starts beside a layer's worth
+  // of side work takes the clusters' half of the device, leaving the rest to
+  // it (where the side work is small the grid kernel's speed pays more).
   const bool overlap_weight_gradients = kernels.recurrence != Recurrence::kGraph && !forced("one-stream");
-  const bool beside_side_work = !forced("one-stream") && side_work_pending(device);
+  const bool beside_side_work = !forced("one-stream") && side_work_flops(device) >= kHalfDeviceSideFlops;
   SequenceBackwardTensors<T> p{optional_accessor<const T, 3>(a.grad_outputs),
                                optional_accessor<const T, 2>(a.grad_last_h),
                                optional_accessor<const T, 2>(a.grad_last_cell),
@@ -234,8 +240,10 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
     T* d_bias = static_cast<T*>(a.d_bias->data);
     std::optional<SideWork> side;
     if (overlap_weight_gradients)
-      side.emplace(device, std::vector<Span>{tensor_span(*a.d_weights), tensor_span(*a.d_bias), tensor_span(*a.inputs),
-                                             Span{uintptr_t(H.data), uintptr_t(H.data + steps * B * S)}});
+      side.emplace(device,
+                   std::vector<Span>{tensor_span(*a.d_weights), tensor_span(*a.d_bias), tensor_span(*a.inputs),
+                                     Span{uintptr_t(H.data), uintptr_t(H.data + steps * B * S)}},
+                   2.0 * double(steps * B) * double(G) * double(S + F));
     const cudaStream_t stream = side ? side->stream() : dev.stream;
     if (kernels.recurrence == Recurrence::kCluster && weight_gradients_fit(steps * B, G, S + F))
       return weight_gradients<T>({dGm, H, X.m, dW, d_bias, a.d_bias->strides[0], a.accumulate}, stream);
