@@ -418,7 +418,12 @@ LLTM_API int32_t lltm_sequence_forward(
  * grad_last_cell [B,S]), each optional (NULL means zeros), the reserve that
  * forward wrote, and its inputs, weights and h0 -> d_inputs [T,B,F] (NULL: not computed),
  * d_weights [3S,S+F], d_bias [3S], d_h0 and d_c0 [B,S]. d_weights and d_bias
- * are overwritten, or added to with LLTM_ACCUMULATE_PARAM_GRADS in flags. */
+ * are overwritten, or added to with LLTM_ACCUMULATE_PARAM_GRADS in flags.
+ * On CUDA the products that make d_weights and d_bias may still run on a
+ * second stream of the device after the call returns, beside later calls;
+ * every later call or copy whose tensors meet them or the inputs and reserve
+ * they read, and every read, synchronize, capture and NCCL call, waits for
+ * them first (work queued on the device by other means does not). */
 LLTM_API int32_t lltm_sequence_backward(
     const lltm_tensor* grad_outputs, const lltm_tensor* grad_last_h, const lltm_tensor* grad_last_cell,
     const void* reserve, uint64_t reserve_bytes,
