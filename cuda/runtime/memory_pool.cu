@@ -105,13 +105,8 @@ void* capture_alloc(BlockCache& c, uint64_t size, int device) {
   return p;
 }
 
-}  // namespace
-
-void* alloc(uint64_t bytes, int device) {
-  // Bucketing rounds up by at most 1 MiB, which cannot wrap below 2^63.
-  check_bytes(bytes, "lltm_alloc");
-  BlockCache& c = cache(device);
-  const uint64_t size = bucket(bytes);
+// A block of `size` bytes (a bucket's) from the cache, or new.
+void* alloc_block(BlockCache& c, uint64_t size, uint64_t bytes, int device) {
   // A cached block needs no CUDA call, so no current device either.
   {
     std::lock_guard<std::mutex> lock(c.mutex);
@@ -148,16 +143,30 @@ void* alloc(uint64_t bytes, int device) {
   return p;
 }
 
+}  // namespace
+
+void* alloc(uint64_t bytes, int device) {
+  // Bucketing rounds up by at most 1 MiB, which cannot wrap below 2^63.
+  check_bytes(bytes, "lltm_alloc");
+  const uint64_t size = bucket(bytes);
+  void* p = alloc_block(cache(device), size, bytes, device);
+  if (side_allocation_stream() != nullptr) note_side_block(p, size);
+  return p;
+}
+
 void free(void* data, int device) {
+  uint64_t size = 0;
   {
     BlockCache& c = cache(device);
     std::lock_guard<std::mutex> lock(c.mutex);
-    if (c.sizes.find(data) == c.sizes.end())
+    auto it = c.sizes.find(data);
+    if (it == c.sizes.end())
       fail(LLTM_ERR_INVALID_DEVICE, "the block was not allocated by lltm_alloc on cuda:" +
                                         std::to_string(device));
+    size = it->second;
   }
   // Outside the cache's lock: side work's lock comes first where both are held.
-  if (!defer_free(device, data)) free_now(data, device);
+  if (!defer_free(device, data, size)) free_now(data, device);
 }
 
 void free_now(void* data, int device) {

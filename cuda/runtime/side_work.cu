@@ -34,6 +34,7 @@ Pending& pending_of(int device) {
 }
 
 thread_local cudaStream_t region_stream = nullptr;
+thread_local int region_device = -1;
 
 bool meets(const Span& a, const Span& b) { return a.begin < b.end && b.begin < a.end; }
 
@@ -74,10 +75,12 @@ SideWork::SideWork(int device, std::vector<Span> touched, double flops) : device
   p.touched.insert(p.touched.end(), touched.begin(), touched.end());
   stream_ = dev.side;
   region_stream = stream_;
+  region_device = device;
 }
 
 SideWork::~SideWork() {
   region_stream = nullptr;
+  region_device = -1;
   // Recorded even when the region's work failed part way: what was queued is settled like the rest.
   guard([&] { LLTM_CUDA_CHECK(cudaEventRecord(pending_of(device_).done, stream_)); });
 }
@@ -105,14 +108,22 @@ double side_work_flops(int device) {
   return p.flops;
 }
 
-bool defer_free(int device, void* data) {
+bool defer_free(int device, void* data, uint64_t bytes) {
   Pending& p = pending_of(device);
   std::lock_guard<std::recursive_mutex> lock(p.mutex);
   if (!p.pending) return false;
+  const Span block{reinterpret_cast<uintptr_t>(data), reinterpret_cast<uintptr_t>(data) + uintptr_t(bytes)};
+  if (std::none_of(p.touched.begin(), p.touched.end(), [&](const Span& s) { return meets(s, block); })) return false;
   p.deferred.push_back(data);
   return true;
 }
 
 cudaStream_t side_allocation_stream() { return region_stream; }
+
+void note_side_block(void* data, uint64_t bytes) {
+  // Only the region's thread gets here (region_stream is its own), and it holds the mutex.
+  Pending& p = pending_of(region_device);
+  p.touched.push_back({reinterpret_cast<uintptr_t>(data), reinterpret_cast<uintptr_t>(data) + uintptr_t(bytes)});
+}
 
 }  // namespace lltm::cuda

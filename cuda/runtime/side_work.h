@@ -9,9 +9,12 @@
 //   queuing work that could meet it: an op or a copy whose tensors overlap
 //   those bytes, and unconditionally whatever reads the device to the host,
 //   waits for it, begins or ends a capture, replays a graph or talks to NCCL;
-// - a block freed while side work is pending goes back to the pool only
-//   once it is settled, so neither stream takes a block the other still
-//   uses (the side work's own scratch included).
+// - a block freed while side work is pending that the side work touches (its
+//   own scratch, and the caller's scratch it reads, which the caller names
+//   too) goes back to the pool only once it is settled, so that neither
+//   stream takes a block the other still uses; any other block is free at
+//   once: its last use is queued on the device's stream, before whatever
+//   takes it next there, and before the fork of any later side work.
 // Under capture the fork and the settle become edges of the graph.
 #pragma once
 
@@ -58,11 +61,14 @@ void settle_side_work(int device);
 // The floating-point operations of the side work pending on the device (0: none), which the next calls share it with.
 double side_work_flops(int device);
 
-// For the memory pool: whether freeing `data` must wait for pending side
-// work (then the block is kept and freed when the work is settled).
-bool defer_free(int device, void* data);
+// For the memory pool: whether freeing the block [data, data + bytes) must
+// wait for pending side work that touches it (then the block is kept and
+// freed when the work is settled).
+bool defer_free(int device, void* data, uint64_t bytes);
 // For the memory pool: the stream a new block is ordered on for the calling
 // thread (the side stream inside a SideWork region), else nullptr.
 cudaStream_t side_allocation_stream();
+// For the memory pool: a block allocated inside the calling thread's SideWork region, which its work touches.
+void note_side_block(void* data, uint64_t bytes);
 
 }  // namespace lltm::cuda

@@ -76,6 +76,13 @@ bool big_half_products(const SequenceKernels& kernels, const GemmEngine& engine)
   return kernels.recurrence == Recurrence::kGraph && half_products<T>(engine);
 }
 
+// The bytes a matrix's elements span.
+template <typename T>
+Span matrix_span(const Matrix<const T>& m) {
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(m.data);
+  return {begin, begin + uintptr_t(((m.rows - 1) * m.rs + (m.cols - 1) * m.cs + 1) * int64_t(sizeof(T)))};
+}
+
 template <typename M>
 M oriented(const M& m, bool transposed) {
   return transposed ? m.transposed() : m;
@@ -239,10 +246,11 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
     const Matrix<const T> H = row_major<const T>(reserve + kPlaneH * steps * B * S, steps * B, S);
     T* d_bias = static_cast<T*>(a.d_bias->data);
     std::optional<SideWork> side;
+    // What the side work touches: the caller's tensors, and the scratch it reads (dG, a copy of the inputs).
     if (overlap_weight_gradients)
       side.emplace(device,
                    std::vector<Span>{tensor_span(*a.d_weights), tensor_span(*a.d_bias), tensor_span(*a.inputs),
-                                     Span{uintptr_t(H.data), uintptr_t(H.data + steps * B * S)}},
+                                     matrix_span(H), matrix_span(X.m), matrix_span(dGm)},
                    2.0 * double(steps * B) * double(G) * double(S + F));
     const cudaStream_t stream = side ? side->stream() : dev.stream;
     if (kernels.recurrence == Recurrence::kCluster && weight_gradients_fit(steps * B, G, S + F))
