@@ -70,6 +70,10 @@ struct SequenceBackwardTensors {
   // writes it so, from its tile of gate gradients in shared memory, a gate's
   // rows together (persistent_backward says whether it ran).
   bool dG_by_gate = false;
+  // [B, 3S] (or nullptr): where the kernel adds up, row by row, every step's
+  // gate gradients, so that the bias's gradient is a sum over B rows rather
+  // than over T * B (only the tensor-core cluster backward writes it).
+  T* bias_rows = nullptr;
 
   __host__ __device__ const T* plane(int which, int64_t t) const {
     return reserve + (int64_t(which) * steps + t) * B * S;

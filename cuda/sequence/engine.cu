@@ -212,8 +212,10 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
                                lengths};
 
   // Once every step's gate gradients are known (row-major, or gate-major
-  // where the recurrence wrote them so), the rest is products over all T * B rows.
-  auto finish = [&](const Matrix<const T> dGm) {
+  // where the recurrence wrote them so), the rest is products over all T * B
+  // rows; bias_rows: each row's gate gradients summed over the steps, where
+  // the recurrence wrote them ([B, 3S]; else nullptr).
+  auto finish = [&](const Matrix<const T> dGm, const T* bias_rows) {
     const Matrix<const T> W = matrix<const T>(*a.weights);
     const Matrix<const T> Wx{W.data + S * W.cs, G, F, W.rs, W.cs};
     const InputRows<T> X = input_rows<T>(*a.inputs, dtype, dev.stream);
@@ -260,10 +262,12 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
     const Matrix<T> dWh{dW.data, G, S, dW.rs, dW.cs}, dWx{dW.data + S * dW.cs, G, F, dW.rs, dW.cs};
     rows_product<T>(products_engine, stream, half, dGm, true, H, false, dWh, beta, dG_copy);
     rows_product<T>(products_engine, stream, half, dGm, true, X.m, false, dWx, beta, dG_copy);
-    column_sums<T>(stream, dGm, d_bias, a.d_bias->strides[0], a.accumulate);
+    column_sums<T>(stream, bias_rows != nullptr ? row_major<const T>(bias_rows, B, G) : dGm, d_bias,
+                   a.d_bias->strides[0], a.accumulate);
   };
   if (kernels.recurrence == Recurrence::kGraph)
-    return graph_backward<T>(p, engine, device, [&](const T* dG) { finish(row_major<const T>(dG, steps * B, G)); });
+    return graph_backward<T>(p, engine, device,
+                             [&](const T* dG) { finish(row_major<const T>(dG, steps * B, G), nullptr); });
   // The cluster kernels keep dh and dc between steps on chip.
   const bool on_chip = kernels.recurrence == Recurrence::kCluster;
   const size_t carried = on_chip ? 0 : size_t(B * S) * sizeof(T);
@@ -274,7 +278,7 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
   const Matrix<const T> by_row = row_major<const T>(dG.as<T>(), steps * B, G);
   if (on_chip) {
     cluster_backward(p, dev.stream);
-    return finish(by_row);
+    return finish(by_row, nullptr);
   }
   // Gate-major where cuBLAS's TF32 products take it: d_weights' products reduce over the T * B rows, along
   // which a row-major dG is not contiguous, and cuBLAS runs such a product on Ampere-era kernels.
@@ -284,15 +288,22 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
   // grid kernel unless cluster-mma is forced or side work runs beside: with half of W_h's TF32 fragments in
   // shared memory the cluster backward is slower than backward_mma alone (BENCHMARKS.md), but leaves the
   // device's other half to the side work, where the grid kernel would wait for it.
+  // The cluster backward also sums each row's gate gradients over the steps, so that the bias's gradient reads
+  // B rows rather than dG's T * B.
+  std::optional<Scratch> bias_rows;
   auto on_tensor_core_clusters = [&] {
-    if constexpr (std::is_same_v<T, float>)
-      return !forced("persistent") &&
-             (products == RecurrentProducts::kBfloat16 || forced("cluster-mma") || beside_side_work) &&
-             cluster_mma_backward(p, products, dev.stream);
+    if constexpr (std::is_same_v<T, float>) {
+      if (forced("persistent") ||
+          !(products == RecurrentProducts::kBfloat16 || forced("cluster-mma") || beside_side_work))
+        return false;
+      SequenceBackwardTensors<T> with_rows = p;
+      with_rows.bias_rows = bias_rows.emplace(size_t(B * G) * sizeof(T)).template as<T>();
+      return cluster_mma_backward(with_rows, products, dev.stream);
+    }
     return false;
   };
-  if (on_tensor_core_clusters()) return finish(p.dG_by_gate ? by_gate : by_row);
-  finish(persistent_backward(p, products, dev.stream) ? by_gate : by_row);
+  if (on_tensor_core_clusters()) return finish(p.dG_by_gate ? by_gate : by_row, bias_rows->template as<const T>());
+  finish(persistent_backward(p, products, dev.stream) ? by_gate : by_row, nullptr);
 }
 
 }  // namespace

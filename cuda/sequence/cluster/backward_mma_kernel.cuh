@@ -124,6 +124,7 @@ __global__ void __launch_bounds__(kMmaThreads, 1) backward_cluster_mma(SequenceB
   const int length = has_cell ? p.lengths.of(cell_b, p.steps) : p.steps;
   const float grad_last_h = has_cell ? last_grad_h(p, cell_b, cell_s) : 0.0f;
   float dh = 0.0f, dc = has_cell ? last_grad_cell(p, cell_b, cell_s) : 0.0f;
+  float bias_sums[3] = {};  // the cell's gate gradients summed over the steps
   const uint32_t shares_at = shared_address(shares);
   // Every block of the cluster has started (its shared memory and barriers exist).
   cluster.sync();
@@ -134,6 +135,9 @@ __global__ void __launch_bounds__(kMmaThreads, 1) backward_cluster_mma(SequenceB
     if (has_cell) {
       const CellGradients<float> d = sample_gradients(ahead, t, length, dh, dc, t + 1 == length ? grad_last_h : 0.0f);
       dc = d.d_cell;
+      bias_sums[0] += d.d0;
+      bias_sums[1] += d.d1;
+      bias_sums[2] += d.d2;
       float* row = tile + r * kMmaGateStride + j;
       row[0] = d.d0;
       row[kMmaStates] = d.d1;
@@ -214,6 +218,11 @@ __global__ void __launch_bounds__(kMmaThreads, 1) backward_cluster_mma(SequenceB
       else
         p.d_h0[cell_b][cell_s] = sum;
     }
+  }
+  if (has_cell && p.bias_rows != nullptr) {
+    float* row = p.bias_rows + int64_t(cell_b) * 3 * S + cell_s;
+#pragma unroll
+    for (int q = 0; q < 3; ++q) row[q * S] = bias_sums[q];
   }
 #endif
 }
