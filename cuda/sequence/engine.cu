@@ -248,12 +248,14 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
     const Matrix<const T> H = row_major<const T>(reserve + kPlaneH * steps * B * S, steps * B, S);
     T* d_bias = static_cast<T*>(a.d_bias->data);
     std::optional<SideWork> side;
-    // What the side work touches: the caller's tensors, and the scratch it reads (dG, a copy of the inputs).
-    if (overlap_weight_gradients)
-      side.emplace(device,
-                   std::vector<Span>{tensor_span(*a.d_weights), tensor_span(*a.d_bias), tensor_span(*a.inputs),
-                                     matrix_span(H), matrix_span(X.m), matrix_span(dGm)},
-                   2.0 * double(steps * B) * double(G) * double(S + F));
+    // What the side work touches: the caller's tensors, and the scratch it reads (dG, a copy of the inputs, the
+    // bias rows).
+    if (overlap_weight_gradients) {
+      std::vector<Span> touched{tensor_span(*a.d_weights), tensor_span(*a.d_bias), tensor_span(*a.inputs),
+                                matrix_span(H), matrix_span(X.m), matrix_span(dGm)};
+      if (bias_rows != nullptr) touched.push_back(matrix_span(row_major<const T>(bias_rows, B, G)));
+      side.emplace(device, std::move(touched), 2.0 * double(steps * B) * double(G) * double(S + F));
+    }
     const cudaStream_t stream = side ? side->stream() : dev.stream;
     if (kernels.recurrence == Recurrence::kCluster && weight_gradients_fit(steps * B, G, S + F))
       return weight_gradients<T>({dGm, H, X.m, dW, d_bias, a.d_bias->strides[0], a.accumulate}, stream);
