@@ -96,6 +96,26 @@ test("CUDA side work: the blocks of the inputs it reads are not reused before it
   }
 }, { skip });
 
+test("CUDA side work: the scratch it reads (the gate gradients) is not handed out before it is done", () => {
+  const expected = (() => {
+    using p = problem(4);
+    return gradients(p);
+  })();
+  using p = problem(4);
+  for (let round = 0; round < 3; round++) {
+    const f = lltmSequenceForward(p.x, p.weights, p.bias, p.h0, p.c0, { training: true });
+    const g = lltmSequenceBackward(p.gradOutputs, undefined, undefined, f.reserve!, p.x, p.weights, p.h0);
+    // The backward's dG scratch ([T * B, 3S]) went back to the pool as the call returned; tensors of its size,
+    // filled at once, would take that block if the pool handed it out while the products still read it.
+    const fillers = [0, 1].map(() => Tensor.full([T * B, 3 * S], 1e3, { device: "cuda" }));
+    assertSame(g.dWeights.toTypedArray() as Float32Array, expected.dWeights, `round ${round}: d_weights`);
+    assertSame(g.dBias.toTypedArray() as Float32Array, expected.dBias, `round ${round}: d_bias`);
+    g.dispose();
+    f.dispose();
+    for (const t of fillers) t.dispose();
+  }
+}, { skip });
+
 test("CUDA side work: a captured backward records the products and joins them", () => {
   using p = problem(3);
   const expected = gradients(p);
