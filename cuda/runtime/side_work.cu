@@ -1,15 +1,15 @@
 // Side work: per device, what is pending on the side stream (pieces queued
 // one after the other there), the bytes it touches, and the blocks freed
-// meanwhile. A recursive mutex, held by a region for
-// its whole life, keeps other threads from settling work whose end is not
-// recorded yet, while the region's own thread may allocate and free.
+// meanwhile. A recursive mutex, held by a region for its whole life, keeps
+// other threads from settling work whose end is not recorded yet, while the
+// region's own thread may allocate and free.
 #include <algorithm>
 #include <memory>
 
+#include "lltm_args.h"
 #include "runtime/device.h"
 #include "runtime/memory_pool.h"
 #include "runtime/side_work.h"
-#include "lltm_args.h"
 
 namespace lltm::cuda {
 
