@@ -153,10 +153,11 @@ typedef struct lltm_call {
 LLTM_API int32_t lltm_run(int32_t op, const lltm_call* call);
 
 /* The bytes the BYTES slot of op `op` needs for the sizes of the call's
- * other tensors (LLTM_OP_SEQUENCE_FORWARD and _BACKWARD: the reserve, sized
+ * other tensors (LLTM_OP_SEQUENCE_* and LLTM_OP_STACKED_*: the reserve, sized
  * in the call's compute type), in *bytes (0 on failure); only the slots that
- * the op's sizes are taken from are read, and the device. Messages start with
- * "lltm_buffer_bytes"; an op without a BYTES slot is LLTM_ERR_INVALID_ARGUMENT. */
+ * the op's sizes are taken from are read, with its scalars (checked) and the
+ * device. Messages start with "lltm_buffer_bytes"; an op without a BYTES slot
+ * is LLTM_ERR_INVALID_ARGUMENT. */
 LLTM_API int32_t lltm_buffer_bytes(int32_t op, const lltm_call* call, uint64_t* bytes);
 
 /* LLTM_ABI_VERSION of the library actually loaded. */

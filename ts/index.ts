@@ -43,6 +43,10 @@ export {
   lltmSequenceForward, type LLTMSequenceStateGradients, type SequenceBackwardOptions, type SequenceForwardOptions,
 } from "./ops/sequence.ts";
 export {
+  type LLTMStackedBackwardResult, lltmStackedBackward, lltmStackedForward, type StackedBackwardOptions,
+  type StackedForwardOptions,
+} from "./ops/stacked.ts";
+export {
   type Matrix, referenceBackward, referenceBackwardMatrices, referenceForward, referenceForwardMatrices,
   relativeError, type ReferenceBackward, type ReferenceForward, toMatrix,
 } from "./reference.ts";

@@ -352,6 +352,9 @@ void bind_sizes(Checking& c) {
   if (missing != 0) fail(LLTM_ERR_NULL_POINTER, quoted(c.fn, op.slots[__builtin_ctz(missing)].name) + " is a null pointer");
   check_tensors(c, ranked);
   check_ranks_and_bind(c);
+  // A buffer's size may depend on a scalar (the stacked ops' align).
+  check_scalars(c);
+  for (int s = 0; s < op.n_scalars; ++s) c.call.scalars[s] = c.given.scalars[s];
 }
 
 }  // namespace lltm::api

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "lltm.h"
 #include "op_call.h"
@@ -42,6 +43,11 @@ struct OpHooks {
 };
 
 const OpHooks& op_hooks(int32_t op);
+
+// A training call's reserve (BYTES slot `slot`): present, a contiguous 1-D buffer of at least `need` bytes, which
+// are its span for the overlap check. Messages give `sizes` ("T = 4, B = 2, S = 8") and `bytes_fn`, the entry
+// point that says how many bytes.
+void check_reserve(Checking& c, int slot, uint64_t need, const std::string& sizes, const char* bytes_fn);
 
 struct RegisterHooks {
   RegisterHooks(int32_t op, OpHooks hooks);

@@ -27,31 +27,14 @@ void check_engine_sizes(const Checking& c) {
                                         std::to_string(n.features) + " (3S*(S+F) elements) do not fit in 63 bits");
 }
 
-// The reserve: present, a 1-D buffer of at least the bytes the sizes need,
-// which are its span for the overlap check.
+// The sizes the reserve's messages give.
+std::string reserve_sizes(const OpCall& c) {
+  const SequenceSizes n = sizes_of(c);
+  return "T = " + std::to_string(n.steps) + ", B = " + std::to_string(n.batch) + ", S = " + std::to_string(n.state);
+}
+
 void check_reserve(Checking& c, int slot) {
-  const SequenceSizes n = sizes_of(c.call);
-  const uint64_t need = reserve_bytes(c.call, c.fn);
-  const lltm_tensor* t = (c.given.given >> slot & 1u) != 0 ? &c.given.tensors[slot] : nullptr;
-  if (t == nullptr || t->data == nullptr)
-    fail(LLTM_ERR_NULL_POINTER, std::string(c.fn) + ": 'reserve' is a null pointer; training needs " +
-                                    std::to_string(need) + " bytes (lltm_sequence_reserve_bytes)");
-  if (t->ndim != 1 || (t->sizes[0] > 1 && t->strides[0] != 1))
-    fail(LLTM_ERR_INVALID_SHAPE, std::string(c.fn) + ": 'reserve' must be a contiguous 1-D buffer of bytes, got " +
-                                     shape_string(*t) + " with stride " + std::to_string(t->strides[0]));
-  if (t->sizes[0] < 0 || uint64_t(t->sizes[0]) < need)
-    fail(LLTM_ERR_INVALID_ARGUMENT, std::string(c.fn) + ": " +
-                                        (c.typed ? "'reserve_bytes' is " + std::to_string(t->sizes[0])
-                                                 : "'reserve' has " + std::to_string(t->sizes[0]) + " bytes") +
-                                        " but T = " + std::to_string(n.steps) + ", B = " + std::to_string(n.batch) +
-                                        ", S = " + std::to_string(n.state) + " needs " + std::to_string(need) +
-                                        " (lltm_sequence_reserve_bytes)");
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(t->data);
-  if (begin > UINTPTR_MAX - need)
-    fail(LLTM_ERR_INVALID_ARGUMENT, std::string(c.fn) + ": 'reserve' spans past the end of the address space");
-  c.call.tensors[slot] = t;
-  c.spans[slot] = {begin, begin + uintptr_t(need)};
-  c.overlap |= 1u << slot;
+  ops::check_reserve(c, slot, reserve_bytes(c.call, c.fn), reserve_sizes(c.call), "lltm_sequence_reserve_bytes");
 }
 
 void check_forward(Checking& c) {

@@ -133,8 +133,10 @@ const answered = new Uint32Array(2);
  * The bytes op `o`'s BYTES slot needs (lltm_buffer_bytes) for `tensors`:
  * those the op's sizes are read from are enough.
  */
-export function bufferBytes(o: Op, fn: string, tensors: readonly (NativeTensor | undefined)[], flags = 0): number {
-  const b = fill(o, tensors, flags, undefined);
+export function bufferBytes(
+  o: Op, fn: string, tensors: readonly (NativeTensor | undefined)[], flags = 0, scalars?: readonly number[],
+): number {
+  const b = fill(o, tensors, flags, scalars);
   unwrap(library().lltm_buffer_bytes(o.code, b.base, answered), fn);
   return answered[0]! + answered[1]! * 4294967296;
 }

@@ -1,14 +1,15 @@
 /**
  * The LLTM as modules, as torch.nn.LSTMCell and torch.nn.LSTM: LLTMCell runs
- * one step; LLTM runs whole sequences on the sequence engine (one native call
- * per layer and direction each way), layers stacked by running the engine
- * layer after layer, bidirectional by running the reversed sequence, with
- * dropout between layers, on the tape. Per-sample lengths act as PyTorch's
+ * one step; LLTM runs whole sequences on the sequence engine: every layer in
+ * one native call each way (lltmStacked) where there is one direction, no
+ * dropout between layers and the parameters lie in a fused optimizer's
+ * buffer, else one native call per layer and direction each way, bidirectional by running the reversed sequence, with dropout between
+ * layers, on the tape. Per-sample lengths act as PyTorch's
  * packed sequences: outputs past a sample's length are 0, its final state is
  * that at its own last step, and the reverse direction reverses each sample
  * within its own length.
  */
-import { lltmCell, lltmSequence } from "../autograd/functions/lltm.ts";
+import { layersLieFlat, lltmCell, lltmSequence, lltmStacked } from "../autograd/functions/lltm.ts";
 import { cat } from "../autograd/functions/elementwise.ts";
 import { isGradEnabled, withGradMode } from "../autograd/grad_mode.ts";
 import { stack } from "../autograd/functions/stack.ts";
@@ -132,6 +133,8 @@ export class LLTM extends Module {
   private readonly drop: Dropout | undefined;
   /** The zero state forward() starts from when given none, kept between calls of one batch size, dtype and device. */
   private zero: LLTMState | undefined;
+  /** Likewise, [layers, B, S] each, for the stack in one call. */
+  private zeroStack: LLTMState | undefined;
 
   constructor(inputFeatures: number, stateSize: number, options: LLTMOptions = {}) {
     super("LLTM");
@@ -196,6 +199,7 @@ export class LLTM extends Module {
     const B = x.shape[batchDim]!, T = x.shape[1 - batchDim]!;
     if (state !== undefined) this.checkState(fn, x, B, batchDim, state);
     const lengthValues = options.lengths === undefined ? undefined : checkLengths(fn, options.lengths, T, B);
+    if (this.stacksInOneCall()) return this.forwardStacked(x, B, state, lengthValues);
     const device = this.cells.at(0).weights.device;
     const owned: Tensor[] = [];
     const reversal = this.bidirectional ? SampleReversal.of(lengthValues ?? new Int32Array(B).fill(T), T, device) : undefined;
@@ -247,6 +251,56 @@ export class LLTM extends Module {
     }
   }
 
+  /**
+   * Whether forward runs every layer in one native call each way (lltmStacked): one direction, no dropout between
+   * the layers (none asked for, or in evaluation), and the parameters where that call reads them in place (a fused
+   * optimizer's buffer), so that it copies none of them.
+   */
+  private stacksInOneCall(): boolean {
+    return !this.bidirectional && this.layers > 1 && (this.drop === undefined || !this.training) && layersLieFlat(this.layerParameters());
+  }
+
+  private layerParameters(): { weights: Tensor; bias: Tensor }[] {
+    return Array.from({ length: this.layers }, (_, l) => ({ weights: this.cells.at(l).weights, bias: this.cells.at(l).bias }));
+  }
+
+  /** forward's stack in one native call each way: its states are [layers, B, S] as the call takes them. */
+  private forwardStacked(x: Tensor, B: number, state: LLTMState | undefined, lengthValues: Int32Array | undefined): LLTMOutput {
+    const device = this.cells.at(0).weights.device;
+    using lengths = lengthValues && Tensor.fromTypedArray(lengthValues, [B], { dtype: "int32", device });
+    // A time-major view of a batch-first input, on the tape (a retained handle would not be).
+    using transposed = this.batchFirst ? x.transpose(0, 1) : undefined;
+    const s0 = state ?? this.zeroStackState(B);
+    const out = lltmStacked(transposed ?? x, this.layerParameters(), s0.h, s0.c, lengths);
+    if (state === undefined) {
+      s0.h.dispose();
+      s0.c.dispose();
+    }
+    let output = out.output;
+    if (this.batchFirst) {
+      output = out.output.transpose(0, 1);
+      out.output.dispose();
+    }
+    const { h, c } = out;
+    return {
+      output, h, c,
+      [Symbol.dispose]() {
+        for (const t of [output, h, c]) t.dispose();
+      },
+    };
+  }
+
+  /** The zero state [layers, B, S] each, as new references to the one kept for this batch size, dtype and device. */
+  private zeroStackState(batch: number): LLTMState {
+    const p = this.cells.at(0).weights;
+    const z = this.zeroStack;
+    if (z === undefined || z.h.shape[1] !== batch || z.h.dtype !== p.dtype || z.h.device !== p.device) {
+      this.dropZero();
+      this.zeroStack = this.initialState(batch);
+    }
+    return { h: this.zeroStack!.h.retain(), c: this.zeroStack!.c.retain() };
+  }
+
   /** Frees the kept zero state with the parameters. */
   override dispose(): void {
     this.dropZero();
@@ -268,9 +322,12 @@ export class LLTM extends Module {
   }
 
   private dropZero(): void {
-    this.zero?.h.dispose();
-    this.zero?.c.dispose();
+    for (const z of [this.zero, this.zeroStack]) {
+      z?.h.dispose();
+      z?.c.dispose();
+    }
     this.zero = undefined;
+    this.zeroStack = undefined;
   }
 
   private checkState(fn: string, x: Tensor, B: number, batchDim: number, state: LLTMState): void {

@@ -76,18 +76,8 @@ export function lltmSequenceForward(
   const lengths = options.lengths;
   checkCommon(fn, lengths ? [...FORWARD_ARGS, "lengths"] : FORWARD_ARGS, lengths ? [...ins, lengths] : ins);
   const training = options.training ?? true;
-  const { dtype, device } = inputs;
-  const bytes = training ? native.bufferBytes(FORWARD, fn, ins, SEQUENCE_TRAINING) : 0;
-  // An allocation of its own, so that it can be freed after backward while the outputs live on.
-  const reserve = training ? Tensor.empty([Math.max(1, Math.ceil(bytes / inputs.itemSize))], { dtype, device }) : undefined;
-  let out: Tensor[];
-  try {
-    out = forwardOutputs.allocate(ins, device);
-  } catch (e) {
-    reserve?.dispose();
-    throw e;
-  }
-  if (reserve) out.push(reserve);
+  const out = forwardTensors(forwardOutputs, ins, training ? native.bufferBytes(FORWARD, fn, ins, SEQUENCE_TRAINING) : undefined);
+  const reserve = training ? out[3] : undefined;
   const slots = lengths ? [...ins, out[0], out[1], out[2], reserve, lengths] : [...ins, ...out];
   try {
     native.run(FORWARD, fn, slots, training ? SEQUENCE_TRAINING : 0);
@@ -97,6 +87,24 @@ export function lltmSequenceForward(
   }
   const dispose = () => disposeAll(out);
   return { outputs: out[0]!, lastH: out[1]!, lastCell: out[2]!, reserve, dispose, [Symbol.dispose]: dispose };
+}
+
+/**
+ * A forward's outputs, then (where `reserveBytes` is given) its reserve: an allocation of its own (on the first
+ * input's device, in its dtype), so that it can be freed after the backward while the outputs live on.
+ */
+export function forwardTensors(outputs: Outputs, ins: readonly Tensor[], reserveBytes: number | undefined): Tensor[] {
+  const { dtype, device, itemSize } = ins[0]!;
+  const reserve = reserveBytes === undefined ? undefined : Tensor.empty([Math.max(1, Math.ceil(reserveBytes / itemSize))], { dtype, device });
+  let out: Tensor[];
+  try {
+    out = outputs.allocate(ins, device);
+  } catch (e) {
+    reserve?.dispose();
+    throw e;
+  }
+  if (reserve) out.push(reserve);
+  return out;
 }
 
 const BACKWARD_ARGS = ["inputs", "weights", "h0", "reserve"];

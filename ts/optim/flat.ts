@@ -18,7 +18,8 @@ import { type DType, isHalf, itemSize } from "../dtype.ts";
 import { contiguousStrides, registerTiling, Tensor } from "../tensor/index.ts";
 import type { Held } from "./optimizer.ts";
 
-const ALIGN_BYTES = 64;
+/** Where a flat buffer's parts start: at multiples of this many bytes (the stacked LLTM ops take the same layout). */
+export const ALIGN_BYTES = 64;
 
 /** The state name of a half parameter's float32 copy. */
 export const MASTER = "master";

@@ -7,7 +7,9 @@
  */
 import { lltmBackward, lltmBackwardAccumulate, type LLTMForwardResult, lltmForward } from "../../ops/lltm.ts";
 import { backwardInto, lltmSequenceBackward, lltmSequenceForward } from "../../ops/sequence.ts";
-import { Tensor } from "../../tensor/index.ts";
+import { lltmStackedBackward, lltmStackedForward } from "../../ops/stacked.ts";
+import { ALIGN_BYTES } from "../../optim/flat.ts";
+import { contiguousStrides, Tensor } from "../../tensor/index.ts";
 import { withGradMode } from "../grad_mode.ts";
 import { type BackwardContext, Node } from "../node.ts";
 import { needsRecording, record } from "../record.ts";
@@ -177,4 +179,136 @@ function oneStepSequence(inputs: Tensor, weights: Tensor, bias: Tensor, h0: Tens
   using x = inputs.reshape([B, F]);
   const step = cellStep(x, weights, bias, h0, c0, [1, B, h0.shape[1]!]);
   return { output: step.output!, h: step.h, c: step.c };
+}
+
+/** One layer's parameters, as a stacked call takes them. */
+export interface LayerParameters {
+  weights: Tensor;
+  bias: Tensor;
+}
+
+/**
+ * The alignment (in elements) with which the parts (weights then bias, layer after layer) lie in one storage as
+ * the stacked ops read them: consecutive, each at a multiple of `align` (default: ALIGN_BYTES of their dtype, a
+ * fused optimizer's buffer) from the first; undefined where they do not.
+ */
+function flatAlign(parts: readonly Tensor[], align = ALIGN_BYTES / parts[0]!.itemSize): number | undefined {
+  const first = parts[0]!;
+  let at = first.offset;
+  for (const p of parts) {
+    if (p.storage !== first.storage || p.dtype !== first.dtype || !p.isContiguous() || p.offset !== at) return undefined;
+    at = Math.ceil((at + p.numel - first.offset) / align) * align + first.offset;
+  }
+  return align;
+}
+
+/** The parts as one flat view from the first's element to the last's (they lie as flatAlign says). */
+function flatView(parts: readonly Tensor[]): Tensor {
+  const first = parts[0]!, last = parts[parts.length - 1]!;
+  return first.viewWith([last.offset + last.numel - first.offset], [1], first.offset);
+}
+
+/** Whether the layers' parameters lie as the stacked ops read them in place (a fused optimizer's buffer holds them). */
+export function layersLieFlat(layers: readonly LayerParameters[]): boolean {
+  return flatAlign(layers.flatMap((l) => [l.weights, l.bias])) !== undefined;
+}
+
+/** The parts copied into a new flat tensor, packed (align 1). */
+function flatCopy(parts: readonly Tensor[]): Tensor {
+  const total = parts.reduce((n, p) => n + p.numel, 0);
+  const flat = Tensor.empty([total], { dtype: parts[0]!.dtype, device: parts[0]!.device });
+  let at = 0;
+  for (const p of parts) {
+    using into = flat.narrow(0, at, p.numel);
+    using from = p.reshape([p.numel]);
+    into.copyFrom(from);
+    at += p.numel;
+  }
+  return flat;
+}
+
+/** Views of a flat tensor's parts of these shapes, laid out with `align`. */
+function partViews(flat: Tensor, shapes: readonly (readonly number[])[], align: number): Tensor[] {
+  let at = 0;
+  return shapes.map((shape) => {
+    const view = flat.viewWith(shape, contiguousStrides(shape), flat.offset + at);
+    at = Math.ceil((at + shape.reduce((a, b) => a * b, 1)) / align) * align;
+    return view;
+  });
+}
+
+class StackedNode extends Node {
+  private saved: {
+    reserve: Tensor; inputs: Tensor; params: Tensor; align: number; h0: Tensor; lengths: Tensor | undefined;
+    shapes: readonly (readonly number[])[];
+  } | undefined;
+
+  /** shapes: each layer's weights' and bias' shapes, in params' order. */
+  constructor(
+    reserve: Tensor, inputs: Tensor, params: Tensor, align: number, h0: Tensor, lengths: Tensor | undefined,
+    shapes: readonly (readonly number[])[],
+  ) {
+    super("lltmStacked");
+    this.saved = { reserve, inputs: inputs.retain(), params: params.retain(), align, h0: h0.retain(), lengths: lengths?.retain(), shapes };
+  }
+
+  /** Inputs: the sequence, each layer's weights and bias, h0, c0. */
+  backward(grads: readonly (Tensor | undefined)[], ctx: BackwardContext): (Tensor | undefined)[] {
+    const { reserve, inputs, params, align, h0, lengths, shapes } = this.saved!;
+    const parts = shapes.length;
+    const [gOut, gH, gC] = grads;
+    const paramInputs = Array.from({ length: parts }, (_, k) => k + 1);
+    // The leaves' gradients, where they lie as params does (a fused optimizer's flat gradient): added into in place.
+    const into = paramInputs.every((i) => this.needs(i)) ? paramInputs.map((i) => ctx.accumulator(i)) : [];
+    const accumulate = into.length === parts && into.every((t) => t !== undefined) && flatAlign(into as Tensor[], align) === align;
+    using target = accumulate ? flatView(into as Tensor[]) : undefined;
+    const g = lltmStackedBackward(gOut, gH, gC, reserve, inputs, params, h0, {
+      lengths, align, inputsGradient: this.needs(0), dParams: target,
+    });
+    let paramGrads: (Tensor | undefined)[] = paramInputs.map(() => undefined);
+    if (g.dParams !== undefined) {
+      paramGrads = partViews(g.dParams, shapes, align).map((t, k) => {
+        if (this.needs(k + 1)) return t;
+        t.dispose();
+        return undefined;
+      });
+      g.dParams.dispose();
+    }
+    return [g.dInputs, ...paramGrads, this.needs(parts + 1) ? g.dH0 : (g.dH0.dispose(), undefined), this.needs(parts + 2) ? g.dC0 : (g.dC0.dispose(), undefined)];
+  }
+
+  protected releaseSaved(): void {
+    const s = this.saved;
+    if (s === undefined) return;
+    this.saved = undefined;
+    for (const t of [s.reserve, s.inputs, s.params, s.h0]) t.dispose();
+    s.lengths?.dispose();
+  }
+}
+
+/**
+ * L LLTM layers over a whole sequence in one native call each way: inputs [T, B, F], each layer's weights [3S, S+F_l]
+ * and bias [3S], h0 and c0 [L, B, S], optionally lengths -> the last layer's every step and each layer's last
+ * state [L, B, S], on the tape. Where the parameters lie in one storage as a fused optimizer lays them out, the
+ * call reads them, and adds their gradients into their .grad, in place; else through a packed copy.
+ */
+export function lltmStacked(
+  inputs: Tensor, layers: readonly LayerParameters[], h0: Tensor, c0: Tensor, lengths?: Tensor,
+): SequenceOutputs {
+  const parts = layers.flatMap((l) => [l.weights, l.bias]);
+  const args = [inputs, ...parts, h0, c0];
+  const training = needsRecording(args);
+  const inPlace = flatAlign(parts);
+  const params = inPlace !== undefined ? flatView(parts) : withGradMode(false, () => flatCopy(parts));
+  const align = inPlace ?? 1;
+  try {
+    const f = withGradMode(false, () => lltmStackedForward(inputs, params, h0, c0, { training, lengths, align }));
+    const out = { output: f.outputs, h: f.lastH, c: f.lastCell };
+    if (training) {
+      record(new StackedNode(f.reserve!, inputs, params, align, h0, lengths, parts.map((p) => p.shape)), args, [out.output, out.h, out.c]);
+    }
+    return out;
+  } finally {
+    params.dispose();
+  }
 }

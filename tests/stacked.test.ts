@@ -1,0 +1,198 @@
+/**
+ * The stacked ops (lltmStackedForward / lltmStackedBackward, csrc/lltm_ops.def's STACKED_*): L layers in one
+ * native call each way against the same layers run one sequence call each (outputs, last states, every
+ * gradient, the parameters' laid out as params), over sizes, layer counts, alignments, lengths and dtypes, on
+ * the CPU and on CUDA where present; params' size and the reserve refused by name. The LLTM module takes them
+ * once a fused optimizer holds its parameters, with the results and gradients of its layer-by-layer calls.
+ */
+import fc from "fast-check";
+import {
+  AdamW, add, type DType, LLTM, lltmSequenceBackward, lltmSequenceForward, lltmStackedBackward, lltmStackedForward, sum, Tensor,
+} from "../ts/index.ts";
+import * as native from "../ts/native/index.ts";
+import { assert, assertThrowsLLTM, cudaSkipReason, test } from "./harness.ts";
+import { assertProperty } from "./sequence_helpers.ts";
+
+type Device = "cpu" | "cuda";
+
+interface Stack {
+  T: number;
+  B: number;
+  F: number;
+  S: number;
+  L: number;
+  align: number;
+  weights: Float64Array[];
+  biases: Float64Array[];
+}
+
+/** The offsets of each layer's weights and bias in params, and params' size, as lltm_ops.def lays them out. */
+function layout(s: Stack): { weights: number[]; biases: number[]; total: number } {
+  const up = (n: number) => Math.ceil(n / s.align) * s.align;
+  const weights: number[] = [], biases: number[] = [];
+  let at = 0;
+  for (let l = 0; l < s.L; l++) {
+    weights.push(at);
+    at = up(at + s.weights[l]!.length);
+    biases.push(at);
+    at = up(at + 3 * s.S);
+  }
+  return { weights, biases, total: biases[s.L - 1]! + 3 * s.S };
+}
+
+function stack(T: number, B: number, F: number, S: number, L: number, align: number, seed: number): Stack {
+  const rng = fc.sample(fc.double({ min: -1, max: 1, noNaN: true }), { seed, numRuns: 1 << 16 });
+  let k = 0;
+  const next = (scale: number) => rng[k++ % rng.length]! * scale;
+  const weights = Array.from({ length: L }, (_, l) => {
+    const width = S + (l === 0 ? F : S);
+    return Float64Array.from({ length: 3 * S * width }, () => next(1 / Math.sqrt(width)));
+  });
+  const biases = Array.from({ length: L }, () => Float64Array.from({ length: 3 * S }, () => next(0.5)));
+  return { T, B, F, S, L, align, weights, biases };
+}
+
+function flatParams(s: Stack, dtype: DType, device: Device): Tensor {
+  const at = layout(s);
+  const flat = new Float64Array(at.total);
+  s.weights.forEach((w, l) => flat.set(w, at.weights[l]!));
+  s.biases.forEach((b, l) => flat.set(b, at.biases[l]!));
+  return Tensor.fromTypedArray(dtype === "float64" ? flat : Float32Array.from(flat), [at.total], { dtype, device });
+}
+
+function tensor(values: ArrayLike<number>, shape: number[], dtype: DType, device: Device): Tensor {
+  return Tensor.fromTypedArray(dtype === "float64" ? Float64Array.from(values) : Float32Array.from(values), shape, { dtype, device });
+}
+
+function assertClose(actual: ArrayLike<number>, expected: ArrayLike<number>, tol: number, what: string): void {
+  assert(actual.length === expected.length, `${what}: ${actual.length} values, expected ${expected.length}`);
+  let scale = 0;
+  for (let i = 0; i < expected.length; i++) scale = Math.max(scale, Math.abs(expected[i]!));
+  for (let i = 0; i < expected.length; i++) {
+    const d = Math.abs(actual[i]! - expected[i]!);
+    assert(d <= tol * Math.max(1, scale), `${what}[${i}]: ${actual[i]} against ${expected[i]} (scale ${scale})`);
+  }
+}
+
+/** Runs the stack both ways and compares every result. */
+function check(s: Stack, dtype: DType, device: Device, withLengths: boolean, seed: number): void {
+  const { T, B, F, S, L } = s;
+  const tol = dtype === "float64" ? 1e-12 : 1e-5;
+  const values = (n: number, salt: number) => fc.sample(fc.double({ min: -1, max: 1, noNaN: true }), { seed: seed + salt, numRuns: n });
+  using x = tensor(values(T * B * F, 1), [T, B, F], dtype, device);
+  using h0 = tensor(values(L * B * S, 2), [L, B, S], dtype, device);
+  using c0 = tensor(values(L * B * S, 3), [L, B, S], dtype, device);
+  using gOut = tensor(values(T * B * S, 4), [T, B, S], dtype, device);
+  using gH = tensor(values(L * B * S, 5), [L, B, S], dtype, device);
+  using gC = tensor(values(L * B * S, 6), [L, B, S], dtype, device);
+  const lengthValues = Int32Array.from({ length: B }, (_, b) => (withLengths ? 1 + ((b * 7 + seed) % T) : T));
+  using lengths = withLengths ? Tensor.fromTypedArray(lengthValues, [B], { dtype: "int32", device }) : undefined;
+  using params = flatParams(s, dtype, device);
+  const options = { lengths, align: s.align };
+
+  using stacked = lltmStackedForward(x, params, h0, c0, options);
+  using grads = lltmStackedBackward(gOut, gH, gC, stacked.reserve!, x, params, h0, options);
+
+  // Layer by layer: the forward up, then the backward down, each layer's input gradient the next one's output gradient.
+  const at = layout(s);
+  const layers: { x: Tensor; w: Tensor; b: Tensor; h0: Tensor; c0: Tensor; f: ReturnType<typeof lltmSequenceForward> }[] = [];
+  let input = x.retain();
+  for (let l = 0; l < L; l++) {
+    const width = S + (l === 0 ? F : S);
+    const w = tensor(s.weights[l]!, [3 * S, width], dtype, device), b = tensor(s.biases[l]!, [3 * S], dtype, device);
+    const lh0 = h0.narrow(0, l, 1).reshape([B, S]), lc0 = c0.narrow(0, l, 1).reshape([B, S]);
+    const f = lltmSequenceForward(input, w, b, lh0, lc0, { lengths });
+    layers.push({ x: input, w, b, h0: lh0, c0: lc0, f });
+    input = f.outputs.retain();
+  }
+  input.dispose();
+  const last = layers[L - 1]!.f;
+  assertClose(stacked.outputs.toTypedArray(), last.outputs.toTypedArray(), tol, "outputs");
+  const dParams = grads.dParams!.toTypedArray();
+  let gradOutputs: Tensor | undefined = gOut.retain();
+  for (let l = L - 1; l >= 0; l--) {
+    const { x: lx, w, b, h0: lh0, c0: lc0, f } = layers[l]!;
+    assertClose(stacked.lastH.narrow(0, l, 1).toTypedArray(), f.lastH.toTypedArray(), tol, `last_h[${l}]`);
+    assertClose(stacked.lastCell.narrow(0, l, 1).toTypedArray(), f.lastCell.toTypedArray(), tol, `last_cell[${l}]`);
+    using lgh = gH.narrow(0, l, 1).reshape([B, S]);
+    using lgc = gC.narrow(0, l, 1).reshape([B, S]);
+    const g = lltmSequenceBackward(gradOutputs, lgh, lgc, f.reserve!, lx, w, lh0, { lengths });
+    gradOutputs?.dispose();
+    assertClose(dParams.subarray(at.weights[l]!, at.weights[l]! + w.numel), g.dWeights.toTypedArray(), tol, `d_weights[${l}]`);
+    assertClose(dParams.subarray(at.biases[l]!, at.biases[l]! + 3 * S), g.dBias.toTypedArray(), tol, `d_bias[${l}]`);
+    assertClose(grads.dH0.narrow(0, l, 1).toTypedArray(), g.dH0.toTypedArray(), tol, `d_h0[${l}]`);
+    assertClose(grads.dC0.narrow(0, l, 1).toTypedArray(), g.dC0.toTypedArray(), tol, `d_c0[${l}]`);
+    gradOutputs = g.dInputs.retain();
+    g.dispose();
+    for (const t of [lx, w, b, lh0, lc0]) t.dispose();
+    f.dispose();
+  }
+  assertClose(grads.dInputs!.toTypedArray(), gradOutputs!.toTypedArray(), tol, "d_inputs");
+  gradOutputs!.dispose();
+}
+
+for (const device of ["cpu", "cuda"] as const) {
+  const skip = device === "cuda" ? cudaSkipReason() : false;
+  test(`${device}: lltmStackedForward and lltmStackedBackward match the layers run one sequence call each`, () => {
+    assertProperty(
+      fc.property(
+        fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 7 }),
+        fc.integer({ min: 1, max: 9 }), fc.integer({ min: 1, max: 3 }), fc.constantFrom(1, 3, 16),
+        fc.constantFrom<DType>("float64", "float32"), fc.boolean(), fc.integer({ min: 0, max: 1000 }),
+        (T, B, F, S, L, align, dtype, withLengths, seed) => {
+          check(stack(T, B, F, S, L, align, seed), dtype, device, withLengths, seed);
+        },
+      ),
+      { numRuns: 12, seed: 19 },
+    );
+  }, { skip });
+}
+
+test("lltmStackedForward refuses params of the wrong size by name, and a short reserve", () => {
+  const s = stack(3, 2, 4, 5, 2, 16, 1);
+  using x = Tensor.zeros([3, 2, 4], { dtype: "float64" });
+  using h0 = Tensor.zeros([2, 2, 5], { dtype: "float64" });
+  using params = flatParams(s, "float64", "cpu");
+  using short = params.narrow(0, 0, params.numel - 1);
+  assertThrowsLLTM(() => lltmStackedForward(x, short, h0, h0, { align: 16 }), "SHAPE_MISMATCH", /lltmStackedForward: 'params' has shape \[\d+\]; L = 2 layers of S = 5 on F = 4 features, each part at a multiple of align = 16 elements, take \[\d+\]/);
+  assertThrowsLLTM(() => lltmStackedForward(x, params, h0, h0, { align: 1 }), "SHAPE_MISMATCH", /'params' has shape/);
+  using f = lltmStackedForward(x, params, h0, h0, { align: 16 });
+  using small = f.reserve!.narrow(0, 0, 8);
+  assertThrowsLLTM(() => lltmStackedBackward(undefined, undefined, undefined, small, x, params, h0, { align: 16 }), "INVALID_ARGUMENT", /lltmStackedBackward: 'reserve' has \d+ bytes but L = 2, T = 3, B = 2, S = 5 needs \d+ \(lltm_buffer_bytes\)/);
+});
+
+for (const device of ["cpu", "cuda"] as const) {
+  const skip = device === "cuda" ? cudaSkipReason() : false;
+  test(`${device}: LLTM runs its layers in one stacked call once a fused optimizer holds them, as it did layer by layer`, () => {
+    const dtype = "float64";
+    const make = () => new LLTM(5, 7, { layers: 3, seed: 4, device }).to(dtype);
+    using plain = make();
+    using fused = make();
+    using optimizer = new AdamW(fused.namedParameters(), { fused: true });
+    optimizer.zeroGrad();
+    using x = Tensor.randn([6, 3, 5], { dtype, seed: 9, device });
+    const run = (model: LLTM) => {
+      const xi = x.detach().requiresGrad_();
+      using out = model.forward(xi, undefined, { lengths: [6, 2, 4] });
+      using total = sum(out.output);
+      using hs = sum(out.h);
+      using loss = add(total, hs);
+      const values = { output: out.output.toTypedArray(), h: out.h.toTypedArray(), c: out.c.toTypedArray() };
+      loss.backward();
+      const result = { ...values, dx: xi.grad!.toTypedArray(), grads: model.parameters().map((p) => p.grad!.toTypedArray()) };
+      xi.dispose();
+      return result;
+    };
+    const stackedRuns = () => native.runCount(native.op("STACKED_FORWARD"));
+    const before = stackedRuns();
+    const a = run(plain);
+    assert(stackedRuns() === before, "the plain module ran a stacked call");
+    const b = run(fused);
+    assert(stackedRuns() === before + 1, "the fused module did not run one stacked call");
+    assertClose(b.output, a.output, 1e-12, "output");
+    assertClose(b.h, a.h, 1e-12, "h");
+    assertClose(b.c, a.c, 1e-12, "c");
+    assertClose(b.dx, a.dx, 1e-12, "the input's gradient");
+    a.grads.forEach((g, i) => assertClose(b.grads[i]!, g, 1e-12, `parameter ${i}'s gradient`));
+  }, { skip });
+}
