@@ -13,6 +13,7 @@ import { layersLieFlat, lltmCell, lltmSequence, lltmStacked } from "../autograd/
 import { cat } from "../autograd/functions/elementwise.ts";
 import { isGradEnabled, withGradMode } from "../autograd/grad_mode.ts";
 import { stack } from "../autograd/functions/stack.ts";
+import { isHalf } from "../dtype.ts";
 import { LLTMError } from "../errors.ts";
 import { Random } from "../random.ts";
 import { Tensor } from "../tensor/index.ts";
@@ -254,10 +255,14 @@ export class LLTM extends Module {
   /**
    * Whether forward runs every layer in one native call each way (lltmStacked): one direction, no dropout between
    * the layers (none asked for, or in evaluation), and the parameters where that call reads them in place (a fused
-   * optimizer's buffer), so that it copies none of them.
+   * optimizer's buffer), so that it copies none of them; not for half types on the CPU, whose bfloat16 kernels
+   * (AVX512_BF16) run the sequence ops, not the stacked ones.
    */
   private stacksInOneCall(): boolean {
-    return !this.bidirectional && this.layers > 1 && (this.drop === undefined || !this.training) && layersLieFlat(this.layerParameters());
+    const p = this.cells.at(0).weights;
+    if (this.bidirectional || this.layers === 1 || (this.drop !== undefined && this.training)) return false;
+    if (isHalf(p.dtype) && p.device.kind === "cpu") return false;
+    return layersLieFlat(this.layerParameters());
   }
 
   private layerParameters(): { weights: Tensor; bias: Tensor }[] {
