@@ -49,19 +49,11 @@ void run(const OpCall& call, int device) {
 
 int32_t device_count_entry() { return device_count(); }
 
-// The device's stream waits for side work the call's tensors meet (runtime/side_work.h).
-void settle_for(int32_t device, const lltm_tensor* const* tensors, size_t count) {
-  Span spans[LLTM_MAX_SLOTS];
-  size_t n = 0;
-  for (size_t i = 0; i < count; ++i)
-    if (tensors[i] != nullptr) spans[n++] = tensor_span(*tensors[i]);
-  settle_side_work(device, spans, n);
-}
-
 int32_t run_entry(const OpCall* call, int32_t device) {
   return guard([&] {
     const StreamHold hold(device, entry_name(call->op).c_str(), false);
-    settle_for(device, call->tensors, LLTM_MAX_SLOTS);
+    // The device's stream waits for side work the call's tensors meet (runtime/side_work.h).
+    settle_side_work(device, call->tensors, LLTM_MAX_SLOTS);
     run(*call, device);
   });
 }
@@ -97,7 +89,7 @@ int32_t copy_entry(const lltm_tensor* dst, int32_t dst_on_device, int32_t dst_de
     if (src_on_device != 0 && !same_device) from.emplace(src_device, "lltm_copy", waits);
     if (same_device) {
       const lltm_tensor* both[] = {dst, src};
-      settle_for(dst_device, both, 2);
+      settle_side_work(dst_device, both, 2);
     } else {
       if (dst_on_device != 0) settle_side_work(dst_device);
       if (src_on_device != 0) settle_side_work(src_device);

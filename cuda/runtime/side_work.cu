@@ -85,14 +85,17 @@ SideWork::~SideWork() {
   guard([&] { LLTM_CUDA_CHECK(cudaEventRecord(pending_of(device_).done, stream_)); });
 }
 
-void settle_side_work(int device, const Span* spans, size_t count) {
+void settle_side_work(int device, const lltm_tensor* const* tensors, size_t count) {
   if (device < 0 || device >= device_count()) return;
   Pending& p = pending_of(device);
   std::lock_guard<std::recursive_mutex> lock(p.mutex);
   if (!p.pending) return;
-  for (size_t i = 0; i < count; ++i)
-    if (std::any_of(p.touched.begin(), p.touched.end(), [&](const Span& s) { return meets(s, spans[i]); }))
+  for (size_t i = 0; i < count; ++i) {
+    if (tensors[i] == nullptr) continue;
+    const Span span = tensor_span(*tensors[i]);
+    if (std::any_of(p.touched.begin(), p.touched.end(), [&](const Span& s) { return meets(s, span); }))
       return settle(p, device);
+  }
 }
 
 void settle_side_work(int device) {

@@ -53,9 +53,10 @@ class SideWork {
   std::unique_lock<std::recursive_mutex> lock_;
 };
 
-// Makes the device's stream wait for pending side work if any of `spans`
-// meets the bytes it touches.
-void settle_side_work(int device, const Span* spans, size_t count);
+// Makes the device's stream wait for pending side work if any of the
+// tensors (null entries skipped) meets the bytes it touches; their spans are
+// worked out only while side work is pending, as a call's entry asks at every call.
+void settle_side_work(int device, const lltm_tensor* const* tensors, size_t count);
 // Makes the device's stream wait for pending side work.
 void settle_side_work(int device);
 // The floating-point operations of the side work pending on the device (0: none), which the next calls share it with.

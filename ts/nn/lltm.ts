@@ -132,10 +132,11 @@ export class LLTM extends Module {
   private readonly cells: ModuleList<LLTMCell>;
   private readonly reverseCells: ModuleList<LLTMCell> | undefined;
   private readonly drop: Dropout | undefined;
-  /** The zero state forward() starts from when given none, kept between calls of one batch size, dtype and device. */
+  /**
+   * The zero state forward() starts from when given none ([layers·directions, B, S] each), kept between calls of one
+   * batch size, dtype and device.
+   */
   private zero: LLTMState | undefined;
-  /** Likewise, [layers, B, S] each, for the stack in one call. */
-  private zeroStack: LLTMState | undefined;
 
   constructor(inputFeatures: number, stateSize: number, options: LLTMOptions = {}) {
     super("LLTM");
@@ -275,7 +276,7 @@ export class LLTM extends Module {
     using lengths = lengthValues && Tensor.fromTypedArray(lengthValues, [B], { dtype: "int32", device });
     // A time-major view of a batch-first input, on the tape (a retained handle would not be).
     using transposed = this.batchFirst ? x.transpose(0, 1) : undefined;
-    const s0 = state ?? this.zeroStackState(B);
+    const s0 = state ?? this.zeroState(B);
     const out = lltmStacked(transposed ?? x, this.layerParameters(), s0.h, s0.c, lengths);
     if (state === undefined) {
       s0.h.dispose();
@@ -295,15 +296,18 @@ export class LLTM extends Module {
     };
   }
 
-  /** The zero state [layers, B, S] each, as new references to the one kept for this batch size, dtype and device. */
-  private zeroStackState(batch: number): LLTMState {
+  /**
+   * The zero state [layers·directions, B, S] each, as new references to the one kept: the engine only reads a start
+   * state, so every call of this batch size shares it, and a captured step fills nothing for it.
+   */
+  private zeroState(batch: number): LLTMState {
     const p = this.cells.at(0).weights;
-    const z = this.zeroStack;
+    const z = this.zero;
     if (z === undefined || z.h.shape[1] !== batch || z.h.dtype !== p.dtype || z.h.device !== p.device) {
       this.dropZero();
-      this.zeroStack = this.initialState(batch);
+      this.zero = this.initialState(batch);
     }
-    return { h: this.zeroStack!.h.retain(), c: this.zeroStack!.c.retain() };
+    return { h: this.zero!.h.retain(), c: this.zero!.c.retain() };
   }
 
   /** Frees the kept zero state with the parameters. */
@@ -312,27 +316,21 @@ export class LLTM extends Module {
     super.dispose();
   }
 
-  /**
-   * A layer's zero state [B, S] each, as new references to the one kept: the engine only reads a start state,
-   * so every layer, direction and call of this batch size shares it, and a captured step fills nothing for it.
-   */
+  /** A layer's zero state [B, S] each: views of the kept one's first layer, which every layer and direction shares. */
   private zeroLayerState(batch: number): LLTMState {
-    const p = this.cells.at(0).weights;
-    const z = this.zero;
-    if (z === undefined || z.h.shape[0] !== batch || z.h.dtype !== p.dtype || z.h.device !== p.device) {
-      this.dropZero();
-      this.zero = this.cells.at(0).initialState(batch);
+    const z = this.zeroState(batch);
+    try {
+      return { h: select(z.h, 0), c: select(z.c, 0) };
+    } finally {
+      z.h.dispose();
+      z.c.dispose();
     }
-    return { h: this.zero!.h.retain(), c: this.zero!.c.retain() };
   }
 
   private dropZero(): void {
-    for (const z of [this.zero, this.zeroStack]) {
-      z?.h.dispose();
-      z?.c.dispose();
-    }
+    this.zero?.h.dispose();
+    this.zero?.c.dispose();
     this.zero = undefined;
-    this.zeroStack = undefined;
   }
 
   private checkState(fn: string, x: Tensor, B: number, batchDim: number, state: LLTMState): void {

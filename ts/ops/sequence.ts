@@ -110,12 +110,15 @@ export function forwardTensors(outputs: Outputs, ins: readonly Tensor[], reserve
 const BACKWARD_ARGS = ["inputs", "weights", "h0", "reserve"];
 const GRADIENT_ARGS = ["gradOutputs", "gradLastH", "gradLastCell"];
 
-/** Checks the live tensors of a backward call (those given of the gradients too) and their device. */
-function checkBackward(
-  fn: string, grads: readonly (Tensor | undefined)[], ins: readonly Tensor[], extra: readonly Tensor[] = [],
-  extraNames: readonly string[] = [],
+/**
+ * Checks the live tensors of a backward call (`ins`, named `insNames`; those given of the gradients of the outputs,
+ * h and c; `extra`) and their device.
+ */
+export function checkBackward(
+  fn: string, grads: readonly (Tensor | undefined)[], ins: readonly Tensor[], insNames: readonly string[],
+  extra: readonly Tensor[] = [], extraNames: readonly string[] = [],
 ): void {
-  const names = [...BACKWARD_ARGS], tensors = [...ins];
+  const names = [...insNames], tensors = [...ins];
   grads.forEach((g, i) => {
     if (g !== undefined) {
       names.push(GRADIENT_ARGS[i]!);
@@ -137,7 +140,7 @@ export function lltmSequenceBackward(
   const fn = "lltmSequenceBackward";
   const grads = [gradOutputs, gradLastH, gradLastCell];
   const lengths = options.lengths;
-  checkBackward(fn, grads, [inputs, weights, h0, reserve], lengths ? [lengths] : [], lengths ? ["lengths"] : []);
+  checkBackward(fn, grads, [inputs, weights, h0, reserve], BACKWARD_ARGS, lengths ? [lengths] : [], lengths ? ["lengths"] : []);
   const tensors = [...grads, reserve, inputs, weights, h0];
   const out = backwardOutputs.allocate(tensors, inputs.device);
   try {
@@ -177,7 +180,9 @@ export function backwardInto(
   dWeights: Tensor, dBias: Tensor, lengths: Tensor | undefined, inputsGradient: boolean,
 ): { dInputs: Tensor | undefined; dH0: Tensor; dC0: Tensor; dispose(): void } & Disposable {
   const extra = lengths ? [dWeights, dBias, lengths] : [dWeights, dBias];
-  checkBackward(fn, grads, [inputs, weights, h0, reserve], extra, lengths ? ["dWeights", "dBias", "lengths"] : ["dWeights", "dBias"]);
+  checkBackward(
+    fn, grads, [inputs, weights, h0, reserve], BACKWARD_ARGS, extra, lengths ? ["dWeights", "dBias", "lengths"] : ["dWeights", "dBias"],
+  );
   const tensors = [...grads, reserve, inputs, weights, h0];
   const out = (inputsGradient ? stateGradientOutputs : initialStateGradientOutputs).allocate(tensors, inputs.device);
   const [dInputs, dH0, dC0] = inputsGradient ? out : [undefined, ...out];

@@ -13,7 +13,7 @@ import * as native from "../native/index.ts";
 import { Tensor } from "../tensor/index.ts";
 import { checkCommon, disposeAll } from "./lltm.ts";
 import { Outputs } from "./outputs.ts";
-import { forwardTensors, type LLTMSequenceForwardResult } from "./sequence.ts";
+import { checkBackward, forwardTensors, type LLTMSequenceForwardResult } from "./sequence.ts";
 
 export interface StackedOptions {
   /** Each sample's number of steps: int32 [B], each from 1 to T, on the inputs' device (default: T for all). */
@@ -83,22 +83,9 @@ export function lltmStackedBackward(
 ): LLTMStackedBackwardResult {
   const fn = "lltmStackedBackward";
   const { lengths, align = 1, dParams: into, inputsGradient = true } = options;
-  const names = ["reserve", "inputs", "params", "h0"], checked = [reserve, inputs, params, h0];
-  [gradOutputs, gradLastH, gradLastCell].forEach((g, i) => {
-    if (g !== undefined) {
-      names.push(["gradOutputs", "gradLastH", "gradLastCell"][i]!);
-      checked.push(g);
-    }
-  });
-  if (into !== undefined) {
-    names.push("dParams");
-    checked.push(into);
-  }
-  if (lengths !== undefined) {
-    names.push("lengths");
-    checked.push(lengths);
-  }
-  checkCommon(fn, names, checked);
+  const extra = [into, lengths].filter((t): t is Tensor => t !== undefined);
+  const extraNames = [...(into ? ["dParams"] : []), ...(lengths ? ["lengths"] : [])];
+  checkBackward(fn, [gradOutputs, gradLastH, gradLastCell], [reserve, inputs, params, h0], ["reserve", "inputs", "params", "h0"], extra, extraNames);
   const tensors = [gradOutputs, gradLastH, gradLastCell, reserve, inputs, params, h0];
   const out = (inputsGradient ? withInputs : statesOnly).allocate(tensors, inputs.device);
   const dInputs = inputsGradient ? out[0] : undefined;

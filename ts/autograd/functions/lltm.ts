@@ -14,7 +14,7 @@ import { withGradMode } from "../grad_mode.ts";
 import { type BackwardContext, Node } from "../node.ts";
 import { needsRecording, record } from "../record.ts";
 
-/** Per input (input, weights, bias, h, c), the gradient if it is needed; the others are disposed. */
+/** Per input, the gradient if it is needed; the others are disposed. */
 function keep(node: Node, grads: readonly (Tensor | undefined)[]): (Tensor | undefined)[] {
   return grads.map((g, i) => {
     if (g === undefined || node.needs(i)) return g;
@@ -265,16 +265,10 @@ class StackedNode extends Node {
     const g = lltmStackedBackward(gOut, gH, gC, reserve, inputs, params, h0, {
       lengths, align, inputsGradient: this.needs(0), dParams: target,
     });
-    let paramGrads: (Tensor | undefined)[] = paramInputs.map(() => undefined);
-    if (g.dParams !== undefined) {
-      paramGrads = partViews(g.dParams, shapes, align).map((t, k) => {
-        if (this.needs(k + 1)) return t;
-        t.dispose();
-        return undefined;
-      });
-      g.dParams.dispose();
-    }
-    return [g.dInputs, ...paramGrads, this.needs(parts + 1) ? g.dH0 : (g.dH0.dispose(), undefined), this.needs(parts + 2) ? g.dC0 : (g.dC0.dispose(), undefined)];
+    // Added into the leaves, or handed back as views of d_params (which keep its memory).
+    const paramGrads = g.dParams === undefined ? paramInputs.map(() => undefined) : partViews(g.dParams, shapes, align);
+    g.dParams?.dispose();
+    return keep(this, [g.dInputs, ...paramGrads, g.dH0, g.dC0]);
   }
 
   protected releaseSaved(): void {
