@@ -14,6 +14,7 @@
  * roundoff u relative (bfloat16 2^-8, float16 2^-11), within 2.5u and 4u.
  */
 import { type DType, linear, linearBackward, Tensor } from "../ts/index.ts";
+import { runChild, testFile } from "./child.ts";
 import { assert, assertEquals, cudaSkipReason, test } from "./harness.ts";
 import { assertClose as close, randnScaled, tolerance } from "./helpers.ts";
 import { referenceLinear, referenceLinearBackward } from "./linear_reference.ts";
@@ -50,3 +51,10 @@ for (const dt of ["bfloat16", "float16"] as const) {
     close(`${dt} dBias accumulated`, dB, ref.dBias.map((v) => v + 1), tol);
   }, { skip });
 }
+
+// The library's own product kernels in a process of their own (LLTM_CUDA_KERNELS is read once): the tensor-core
+// kernel at every size but the smallest, over odd sizes and layouts (tests/own_gemm_child.ts).
+test("CUDA linear and its backward in the half types on the library's own kernels (LLTM_CUDA_KERNELS=fused) match the float64 reference", () => {
+  const r = runChild(testFile("own_gemm_child.ts"), [], { env: { LLTM_CUDA_KERNELS: "fused" }, timeoutMs: 300_000 });
+  assert(r.status === 0, `own_gemm_child.ts failed:\n${r.stdout}${r.stderr}`);
+}, { skip });

@@ -7,6 +7,7 @@
 #include "math/gemm.h"
 #include "math/reduce.cuh"
 #include "math/strided.h"
+#include "math/tensor_core_gemm.h"
 #include "runtime/device.h"
 #include "runtime/launch.h"
 
@@ -14,9 +15,11 @@ namespace lltm::cuda {
 
 namespace {
 
-// The own kernel: a block computes a kGemmTile x kGemmTile tile of C, each
-// thread a kGemmMicro x kGemmMicro square of it, over kGemmDepth-deep slabs
-// of A and B staged in shared memory.
+// The own scalar kernel (the half types' products go to the tensor cores
+// where the device has them, math/tensor_core_gemm.h): a block computes a
+// kGemmTile x kGemmTile tile of C, each thread a kGemmMicro x kGemmMicro
+// square of it, over kGemmDepth-deep slabs of A and B staged in shared
+// memory.
 constexpr int kGemmTile = 64;
 constexpr int kGemmDepth = 16;
 constexpr int kGemmMicro = 4;
@@ -76,6 +79,9 @@ __global__ void __launch_bounds__(kGemmThreads) gemm_kernel(Matrix<const T> A, M
 
 template <typename T, typename TC>
 void own_gemm(cudaStream_t stream, Matrix<const T> A, Matrix<const T> B, Matrix<TC> C, TC beta) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __half>) {
+    if (tensor_core_gemm(stream, A, B, C, beta)) return;
+  }
   const int64_t tiles = (C.rows + kGemmTile - 1) / kGemmTile * ((C.cols + kGemmTile - 1) / kGemmTile);
   launch("gemm_kernel", gemm_kernel<T, TC>, dim3(unsigned(std::min(tiles, kMaxGridBlocks))),
          dim3(kGemmThreads), 0, stream, A, B, C, beta);

@@ -2,8 +2,9 @@
 // cuBLAS (float32 at the precision the call allows, math/float32_blas.h;
 // float64 exact; bfloat16 and float16 on tensor cores with float32
 // accumulation) where the toolkit has it and the
-// operands are laid out as BLAS reads them, the library's own tiled kernel
-// otherwise (any strides, 64-bit offsets), and column sums for bias grads.
+// operands are laid out as BLAS reads them, the library's own tiled kernels
+// otherwise (any strides, 64-bit offsets; the half types on the tensor
+// cores, math/tensor_core_gemm.h), and column sums for bias grads.
 #pragma once
 
 #include <cuda_bf16.h>

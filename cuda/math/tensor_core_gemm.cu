@@ -1,0 +1,245 @@
+// The own tensor-core product (tensor_core_gemm.h): a block of 8 warps
+// computes a kTile x kTile tile of C with mma.sync m16n8k16 (float32 sums),
+// each warp a 64 x 32 part of it, over kDepth-deep slabs of A and B staged in
+// shared memory with the depth contiguous (A by rows, B by columns). A
+// thread loads its share of the next slab into registers while the block
+// multiplies the staged one. Each operand is read 8 elements at a time
+// along whichever dimension is contiguous in memory (the depth, or the
+// rows / columns, stored transposed), element by element otherwise and at
+// the edges, so any strides work and the common layouts load at full width.
+#include <cstdint>
+
+#include "math/dtype.cuh"
+#include "math/tensor_core_gemm.h"
+#include "runtime/launch.h"
+
+namespace lltm::cuda {
+
+namespace {
+
+constexpr int kTile = 128;
+constexpr int kDepth = 32;
+constexpr int kThreads = 256;
+constexpr int kWarpRows = 64, kWarpCols = 32;  // a warp's part: 2 x 4 warps cover the tile
+constexpr int kMTiles = kWarpRows / 16, kNTiles = kWarpCols / 8;
+// Halves past each staged row of kDepth: 80-byte rows, so that the 8 rows a
+// warp's fragment loads read fall on different banks.
+constexpr int kRowHalves = kDepth + 8;
+constexpr int kVector = 8;                                  // halves a 16-byte load carries
+constexpr int kShare = kTile * kDepth / kThreads;           // a thread's halves of an operand's slab
+constexpr int kChunks = kShare / kVector;                   // ... as 16-byte chunks
+static_assert(kShare == 16 && kChunks == 2, "a thread's share of a slab is two 16-byte chunks");
+
+// How an operand's slab is read: 8 elements along the depth, 8 along the
+// tile's side (the slab then stored transposed), or one at a time.
+enum class Reads : int { kDepthVectors, kSideVectors, kElements };
+
+// An operand as its slabs read it: element (i, k) of the tile's side i and
+// the depth k at data[i * side_stride + k * depth_stride], `sides` by `depth`.
+template <typename T>
+struct Operand {
+  const T* data;
+  int64_t sides, depth, side_stride, depth_stride;
+  Reads reads;
+};
+
+template <typename T>
+Reads reads_of(const T* data, int64_t side_stride, int64_t depth_stride) {
+  const bool aligned = reinterpret_cast<uintptr_t>(data) % 16 == 0;
+  if (aligned && depth_stride == 1 && side_stride % kVector == 0) return Reads::kDepthVectors;
+  if (aligned && side_stride == 1 && depth_stride % kVector == 0) return Reads::kSideVectors;
+  return Reads::kElements;
+}
+
+// A 16-byte chunk of 8 halves.
+struct alignas(16) Chunk {
+  uint4 bits;
+};
+
+template <typename T>
+__device__ __forceinline__ T element(const Operand<T>& o, int64_t i, int64_t k) {
+  return i < o.sides && k < o.depth ? o.data[i * o.side_stride + k * o.depth_stride] : T(0.0f);
+}
+
+// The thread's share of the slab at (i0, k0) into `share` (kShare halves).
+template <typename T>
+__device__ __forceinline__ void load_slab(const Operand<T>& o, int64_t i0, int64_t k0, T (&share)[kShare]) {
+  for (int c = 0; c < kChunks; ++c) {
+    const int chunk = int(threadIdx.x) + c * kThreads;
+    T* out = share + c * kVector;
+    if (o.reads == Reads::kElements) {
+      // Element e of the chunk is the slab's element chunk * 8 + e: side (chunk * 8 + e) / kDepth, depth % kDepth.
+#pragma unroll
+      for (int e = 0; e < kVector; ++e) {
+        const int at = chunk * kVector + e;
+        out[e] = element(o, i0 + at / kDepth, k0 + at % kDepth);
+      }
+      continue;
+    }
+    // Depth vectors: side chunk / 4, depths (chunk % 4) * 8 on. Side vectors: depth chunk / 16, sides (chunk % 16) * 8 on.
+    const bool along_depth = o.reads == Reads::kDepthVectors;
+    const int64_t i = i0 + (along_depth ? chunk / (kDepth / kVector) : chunk % (kTile / kVector) * kVector);
+    const int64_t k = k0 + (along_depth ? chunk % (kDepth / kVector) * kVector : chunk / (kTile / kVector));
+    const bool whole = along_depth ? i < o.sides && k + kVector <= o.depth : k < o.depth && i + kVector <= o.sides;
+    if (whole) {
+      *reinterpret_cast<Chunk*>(out) = *reinterpret_cast<const Chunk*>(o.data + i * o.side_stride + k * o.depth_stride);
+    } else {
+#pragma unroll
+      for (int e = 0; e < kVector; ++e) out[e] = along_depth ? element(o, i, k + e) : element(o, i + e, k);
+    }
+  }
+}
+
+// The share into the staged slab [kTile][kRowHalves] (side-major, depth contiguous).
+template <typename T>
+__device__ __forceinline__ void store_slab(Reads reads, const T (&share)[kShare], T (*staged)[kRowHalves]) {
+  for (int c = 0; c < kChunks; ++c) {
+    const int chunk = int(threadIdx.x) + c * kThreads;
+    const T* in = share + c * kVector;
+    if (reads == Reads::kSideVectors) {
+      const int k = chunk / (kTile / kVector), i = chunk % (kTile / kVector) * kVector;
+#pragma unroll
+      for (int e = 0; e < kVector; ++e) staged[i + e][k] = in[e];
+    } else {
+      // Depth vectors and single elements share the order: side chunk / 4, depths (chunk % 4) * 8 on.
+      const int i = chunk / (kDepth / kVector), k = chunk % (kDepth / kVector) * kVector;
+      *reinterpret_cast<Chunk*>(&staged[i][k]) = *reinterpret_cast<const Chunk*>(in);
+    }
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ uint32_t pair_at(const T* p) {
+  return *reinterpret_cast<const uint32_t*>(p);
+}
+
+template <typename T>
+__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+#endif
+}
+
+// Grid: blocks walk the tiles of C (row tiles by column tiles) in a grid-stride loop.
+template <typename T, typename TC>
+__global__ void __launch_bounds__(kThreads) tensor_core_gemm_kernel(Operand<T> a, Operand<T> b, Matrix<TC> C, TC beta) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  __shared__ __align__(16) T As[kTile][kRowHalves];
+  __shared__ __align__(16) T Bs[kTile][kRowHalves];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int g = lane / 4, t = lane % 4;
+  const int wm = warp / (kTile / kWarpCols) * kWarpRows, wn = warp % (kTile / kWarpCols) * kWarpCols;
+  const float beta_f = widen(beta);
+  const int64_t M = C.rows, N = C.cols, K = a.depth;
+  const int64_t tiles_n = (N + kTile - 1) / kTile, tiles = (M + kTile - 1) / kTile * tiles_n;
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int64_t m0 = tile / tiles_n * kTile, n0 = tile % tiles_n * kTile;
+    float acc[kMTiles][kNTiles][4] = {};
+    T a_share[kShare], b_share[kShare];
+    load_slab(a, m0, 0, a_share);
+    load_slab(b, n0, 0, b_share);
+    for (int64_t k0 = 0; k0 < K; k0 += kDepth) {
+      store_slab(a.reads, a_share, As);
+      store_slab(b.reads, b_share, Bs);
+      __syncthreads();
+      if (k0 + kDepth < K) {
+        load_slab(a, m0, k0 + kDepth, a_share);
+        load_slab(b, n0, k0 + kDepth, b_share);
+      }
+#pragma unroll
+      for (int kk = 0; kk < kDepth; kk += 16) {
+        uint32_t af[kMTiles][4];
+#pragma unroll
+        for (int mi = 0; mi < kMTiles; ++mi) {
+          const int r = wm + mi * 16 + g;
+          af[mi][0] = pair_at(&As[r][kk + 2 * t]);
+          af[mi][1] = pair_at(&As[r + 8][kk + 2 * t]);
+          af[mi][2] = pair_at(&As[r][kk + 2 * t + 8]);
+          af[mi][3] = pair_at(&As[r + 8][kk + 2 * t + 8]);
+        }
+#pragma unroll
+        for (int ni = 0; ni < kNTiles; ++ni) {
+          const int c = wn + ni * 8 + g;
+          const uint32_t b0 = pair_at(&Bs[c][kk + 2 * t]), b1 = pair_at(&Bs[c][kk + 2 * t + 8]);
+#pragma unroll
+          for (int mi = 0; mi < kMTiles; ++mi) mma<T>(acc[mi][ni], af[mi], b0, b1);
+        }
+      }
+      __syncthreads();
+    }
+    // Fragment element q of tile (mi, ni): row g (+ 8 for q >= 2), column 2t + q % 2.
+#pragma unroll
+    for (int mi = 0; mi < kMTiles; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < kNTiles; ++ni)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int64_t m = m0 + wm + mi * 16 + g + (q >= 2 ? 8 : 0), n = n0 + wn + ni * 8 + 2 * t + q % 2;
+          if (m < M && n < N) {
+            TC& c = C.data[m * C.rs + n * C.cs];
+            c = RoundTo<TC>::from(beta_f == 0.0f ? acc[mi][ni][q] : acc[mi][ni][q] + beta_f * widen(c));
+          }
+        }
+  }
+#endif
+}
+
+// Whether the current device runs bfloat16/float16 mma (sm_80 on), asked once per device.
+bool device_has_half_mma() {
+  constexpr int kDevices = 64;
+  static int major[kDevices] = {};
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kDevices) return false;
+  if (major[device] == 0) {
+    int m = 0;
+    if (cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) return false;
+    major[device] = m;
+  }
+  return major[device] >= 8;
+}
+
+template <typename T, typename TC>
+bool run(cudaStream_t stream, Matrix<const T> A, Matrix<const T> B, Matrix<TC> C, TC beta) {
+  // Below one 16 x 8 x 16 product a tile, the scalar kernel's single launch is as quick.
+  if (C.rows < 16 || C.cols < 8 || A.cols < 16 || !device_has_half_mma()) return false;
+  // A [M, K] read by rows (side m, depth k); B [K, N] by columns (side n, depth k).
+  const Operand<T> a{A.data, A.rows, A.cols, A.rs, A.cs, reads_of(A.data, A.rs, A.cs)};
+  const Operand<T> b{B.data, B.cols, B.rows, B.cs, B.rs, reads_of(B.data, B.cs, B.rs)};
+  const int64_t tiles = (C.rows + kTile - 1) / kTile * ((C.cols + kTile - 1) / kTile);
+  launch("tensor_core_gemm_kernel", tensor_core_gemm_kernel<T, TC>, dim3(unsigned(std::min(tiles, kMaxGridBlocks))),
+         dim3(kThreads), 0, stream, a, b, C, beta);
+  return true;
+}
+
+}  // namespace
+
+bool tensor_core_gemm(cudaStream_t stream, Matrix<const __nv_bfloat16> A, Matrix<const __nv_bfloat16> B,
+                      Matrix<__nv_bfloat16> C, __nv_bfloat16 beta) {
+  return run(stream, A, B, C, beta);
+}
+bool tensor_core_gemm(cudaStream_t stream, Matrix<const __half> A, Matrix<const __half> B, Matrix<__half> C,
+                      __half beta) {
+  return run(stream, A, B, C, beta);
+}
+bool tensor_core_gemm(cudaStream_t stream, Matrix<const __nv_bfloat16> A, Matrix<const __nv_bfloat16> B,
+                      Matrix<float> C, float beta) {
+  return run(stream, A, B, C, beta);
+}
+bool tensor_core_gemm(cudaStream_t stream, Matrix<const __half> A, Matrix<const __half> B, Matrix<float> C,
+                      float beta) {
+  return run(stream, A, B, C, beta);
+}
+
+}  // namespace lltm::cuda
