@@ -76,10 +76,11 @@ __device__ __forceinline__ void load_slab(const Operand<T>& o, int64_t i0, int64
       }
       continue;
     }
-    // Depth vectors: side chunk / 4, depths (chunk % 4) * 8 on. Side vectors: depth chunk / 16, sides (chunk % 16) * 8 on.
+    // Depth vectors: side chunk / 4, depths (chunk % 4) * 8 on. Side vectors: depth chunk % 32, sides
+    // (chunk / 32) * 8 on, so that a warp's transposed stores (store_slab) go to 32 depths of one row at a time.
     const bool along_depth = o.reads == Reads::kDepthVectors;
-    const int64_t i = i0 + (along_depth ? chunk / (kDepth / kVector) : chunk % (kTile / kVector) * kVector);
-    const int64_t k = k0 + (along_depth ? chunk % (kDepth / kVector) * kVector : chunk / (kTile / kVector));
+    const int64_t i = i0 + (along_depth ? chunk / (kDepth / kVector) : chunk / kDepth * kVector);
+    const int64_t k = k0 + (along_depth ? chunk % (kDepth / kVector) * kVector : chunk % kDepth);
     const bool whole = along_depth ? i < o.sides && k + kVector <= o.depth : k < o.depth && i + kVector <= o.sides;
     if (whole) {
       *reinterpret_cast<Chunk*>(out) = *reinterpret_cast<const Chunk*>(o.data + i * o.side_stride + k * o.depth_stride);
@@ -97,7 +98,7 @@ __device__ __forceinline__ void store_slab(Reads reads, const T (&share)[kShare]
     const int chunk = int(threadIdx.x) + c * kThreads;
     const T* in = share + c * kVector;
     if (reads == Reads::kSideVectors) {
-      const int k = chunk / (kTile / kVector), i = chunk % (kTile / kVector) * kVector;
+      const int k = chunk % kDepth, i = chunk / kDepth * kVector;
 #pragma unroll
       for (int e = 0; e < kVector; ++e) staged[i + e][k] = in[e];
     } else {
