@@ -7,6 +7,7 @@
 // along whichever dimension is contiguous in memory (the depth, or the
 // rows / columns, stored transposed), element by element otherwise and at
 // the edges, so any strides work and the common layouts load at full width.
+#include <atomic>
 #include <cstdint>
 
 #include "math/dtype.cuh"
@@ -200,19 +201,21 @@ __global__ void __launch_bounds__(kThreads) tensor_core_gemm_kernel(Operand<T> a
 // Whether the current device runs bfloat16/float16 mma (sm_80 on), asked once per device.
 bool device_has_half_mma() {
   constexpr int kDevices = 64;
-  static int major[kDevices] = {};
+  static std::atomic<int> major[kDevices] = {};
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kDevices) return false;
-  if (major[device] == 0) {
-    int m = 0;
+  int m = major[device].load(std::memory_order_relaxed);
+  if (m == 0) {
     if (cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) return false;
-    major[device] = m;
+    major[device].store(m, std::memory_order_relaxed);
   }
-  return major[device] >= 8;
+  return m >= 8;
 }
 
+}  // namespace
+
 template <typename T, typename TC>
-bool run(cudaStream_t stream, Matrix<const T> A, Matrix<const T> B, Matrix<TC> C, TC beta) {
+bool tensor_core_gemm(cudaStream_t stream, Matrix<const T> A, Matrix<const T> B, Matrix<TC> C, TC beta) {
   // Below one 16 x 8 x 16 product a tile, the scalar kernel's single launch is as quick.
   if (C.rows < 16 || C.cols < 8 || A.cols < 16 || !device_has_half_mma()) return false;
   // A [M, K] read by rows (side m, depth k); B [K, N] by columns (side n, depth k).
@@ -224,23 +227,12 @@ bool run(cudaStream_t stream, Matrix<const T> A, Matrix<const T> B, Matrix<TC> C
   return true;
 }
 
-}  // namespace
-
-bool tensor_core_gemm(cudaStream_t stream, Matrix<const __nv_bfloat16> A, Matrix<const __nv_bfloat16> B,
-                      Matrix<__nv_bfloat16> C, __nv_bfloat16 beta) {
-  return run(stream, A, B, C, beta);
-}
-bool tensor_core_gemm(cudaStream_t stream, Matrix<const __half> A, Matrix<const __half> B, Matrix<__half> C,
-                      __half beta) {
-  return run(stream, A, B, C, beta);
-}
-bool tensor_core_gemm(cudaStream_t stream, Matrix<const __nv_bfloat16> A, Matrix<const __nv_bfloat16> B,
-                      Matrix<float> C, float beta) {
-  return run(stream, A, B, C, beta);
-}
-bool tensor_core_gemm(cudaStream_t stream, Matrix<const __half> A, Matrix<const __half> B, Matrix<float> C,
-                      float beta) {
-  return run(stream, A, B, C, beta);
-}
+#define LLTM_TENSOR_CORE_GEMM(T, TC) \
+  template bool tensor_core_gemm<T, TC>(cudaStream_t, Matrix<const T>, Matrix<const T>, Matrix<TC>, TC);
+LLTM_TENSOR_CORE_GEMM(__nv_bfloat16, __nv_bfloat16)
+LLTM_TENSOR_CORE_GEMM(__half, __half)
+LLTM_TENSOR_CORE_GEMM(__nv_bfloat16, float)
+LLTM_TENSOR_CORE_GEMM(__half, float)
+#undef LLTM_TENSOR_CORE_GEMM
 
 }  // namespace lltm::cuda

@@ -13,16 +13,11 @@
 
 namespace lltm::cuda {
 
-// C = A B + beta C (C not read when beta is 0), operands of any strides;
-// false (nothing launched) where the device has no bfloat16/float16 mma
-// (before sm_80) or the product is too small for the tensor cores to pay.
-bool tensor_core_gemm(cudaStream_t stream, Matrix<const __nv_bfloat16> A, Matrix<const __nv_bfloat16> B,
-                      Matrix<__nv_bfloat16> C, __nv_bfloat16 beta);
-bool tensor_core_gemm(cudaStream_t stream, Matrix<const __half> A, Matrix<const __half> B, Matrix<__half> C,
-                      __half beta);
-bool tensor_core_gemm(cudaStream_t stream, Matrix<const __nv_bfloat16> A, Matrix<const __nv_bfloat16> B,
-                      Matrix<float> C, float beta);
-bool tensor_core_gemm(cudaStream_t stream, Matrix<const __half> A, Matrix<const __half> B, Matrix<float> C,
-                      float beta);
+// C = A B + beta C (C not read when beta is 0), operands of any strides, for
+// T bfloat16 or float16 and C of type T or float; false (nothing launched)
+// where the device has no bfloat16/float16 mma (before sm_80) or the product
+// is too small for the tensor cores to pay.
+template <typename T, typename TC>
+bool tensor_core_gemm(cudaStream_t stream, Matrix<const T> A, Matrix<const T> B, Matrix<TC> C, TC beta);
 
 }  // namespace lltm::cuda
