@@ -1,9 +1,10 @@
 // Where the stacked ops (LLTM_OP_STACKED_FORWARD and _BACKWARD) keep each
-// layer's part: its weights and bias in params (and d_params), its reserve
-// and its outputs in the reserve. One place for the checks and for every
+// layer's and direction's part: its weights and bias in params (and
+// d_params), its reserve, and each layer's outputs in the reserve. One place for the checks and for every
 // backend's passes.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -17,49 +18,58 @@ namespace lltm {
 constexpr uint64_t kStackedReserveAlign = 256;
 
 struct StackedLayout {
-  int64_t layers, steps, batch, features, state;
+  int64_t layers, directions, steps, batch, features, state;
   int64_t align;      // params' parts start at multiples of this many elements
-  uint64_t reserve;   // bytes of one layer's sequence reserve, rounded up to kStackedReserveAlign
-  uint64_t outputs;   // bytes kept of one layer's outputs, likewise
+  uint64_t reserve;   // bytes of one layer's sequence reserve in one direction, rounded up to kStackedReserveAlign
+  uint64_t outputs;   // bytes kept of one layer's outputs (every direction's), likewise
 
-  // The sizes of a stacked call (its T, B, F, L and S, its `align` scalar, its compute type for the reserve).
+  // The sizes of a stacked call (its T, B, F, L, D and S, its `align` scalar, its compute type for the reserve).
   static StackedLayout of(const OpCall& c, int64_t align, const char* fn);
 
-  int64_t features_of(int64_t l) const { return l == 0 ? features : state; }
-  // Element offsets in params: layer l's weights [3S, S+F_l], then its bias [3S].
-  int64_t weights_at(int64_t l) const;
-  int64_t bias_at(int64_t l) const { return round_up(weights_at(l) + 3 * state * (state + features_of(l))); }
+  // Layer l's input features: F, then every direction's outputs of the layer below.
+  int64_t features_of(int64_t l) const { return l == 0 ? features : directions * state; }
+  // Element offsets in params: direction d's layer l's weights [3S, S+F_l], then its bias [3S].
+  int64_t weights_at(int64_t l, int64_t d) const;
+  int64_t bias_at(int64_t l, int64_t d) const {
+    return round_up(weights_at(l, d) + 3 * state * (state + features_of(l)));
+  }
   // Elements params holds (to the end of the last bias).
-  int64_t params() const { return bias_at(layers - 1) + 3 * state; }
-  // Byte offsets in the reserve: layer l's sequence reserve, and (l < L - 1) its outputs.
-  uint64_t reserve_at(int64_t l) const { return uint64_t(l) * reserve; }
-  uint64_t outputs_at(int64_t l) const { return uint64_t(layers) * reserve + uint64_t(l) * outputs; }
-  uint64_t reserve_bytes() const { return uint64_t(layers) * reserve + uint64_t(layers - 1) * outputs; }
+  int64_t params() const { return bias_at(layers - 1, directions - 1) + 3 * state; }
+  // Byte offsets in the reserve: layer l's sequence reserve in direction d, and (l < L - 1) its outputs.
+  uint64_t reserve_at(int64_t l, int64_t d) const { return uint64_t(l * directions + d) * reserve; }
+  uint64_t outputs_at(int64_t l) const { return uint64_t(layers * directions) * reserve + uint64_t(l) * outputs; }
+  uint64_t reserve_bytes() const {
+    return uint64_t(layers * directions) * reserve + uint64_t(layers - 1) * outputs;
+  }
 
  private:
   int64_t round_up(int64_t n) const { return (n + align - 1) / align * align; }
 };
 
 inline StackedLayout StackedLayout::of(const OpCall& c, int64_t align, const char* fn) {
-  const int64_t L = c.size('L'), T = c.size('T'), B = c.size('B'), F = c.size('F'), S = c.size('S');
-  // Bounds under which every offset below fits in 63 bits (the weights of a layer are 3S(S+F) elements).
-  constexpr int64_t kMaxSize = int64_t(1) << 28, kMaxLayers = int64_t(1) << 20;
-  if (S > kMaxSize || F > kMaxSize || L > kMaxLayers)
-    fail(LLTM_ERR_INVALID_ARGUMENT, std::string(fn) + ": S and F must each be at most 2^28 and L at most 2^20, got S = " +
-                                        std::to_string(S) + ", F = " + std::to_string(F) + ", L = " + std::to_string(L));
+  const int64_t L = c.size('L'), D = c.size('D'), T = c.size('T'), B = c.size('B'), F = c.size('F'), S = c.size('S');
+  if (D > 2)
+    fail(LLTM_ERR_SHAPE_MISMATCH, std::string(fn) + ": h0 holds D = " + std::to_string(D) +
+                                      " directions ([L, D, B, S]); expected 1 or 2");
+  // Every offset below fits in 63 bits when the L D parts (a layer's weights are 3S(S+F_l) elements, its bias
+  // 3S, each padded by under `align`) do, with room to spare.
+  const double part = 3.0 * double(S) * (double(S) + double(std::max(F, D * S))) + 3.0 * double(S) + 2.0 * double(align);
+  if (double(L) * double(D) * part > 0x1p62)
+    fail(LLTM_ERR_INVALID_ARGUMENT, std::string(fn) + ": the parameters of L = " + std::to_string(L) + " layers in D = " +
+                                        std::to_string(D) + " directions of S = " + std::to_string(S) + " on F = " +
+                                        std::to_string(F) + " features do not fit in 62 bits of elements");
   const uint64_t wide = uint64_t(element_size(c.compute));
   const uint64_t reserve = sequence_reserve_bytes({T, B, F, S}, c.compute, fn);
   auto rounded = [](uint64_t n) { return (n + kStackedReserveAlign - 1) / kStackedReserveAlign * kStackedReserveAlign; };
-  // T*B*S*wide is below the sequence reserve, which fit.
-  return {L, T, B, F, S, align, rounded(reserve), rounded(uint64_t(T) * uint64_t(B) * uint64_t(S) * wide)};
+  // T*B*S*wide is below the sequence reserve, which fit; twice that too.
+  return {L, D, T, B, F, S, align, rounded(reserve), rounded(uint64_t(T) * uint64_t(B) * uint64_t(D * S) * wide)};
 }
 
-inline int64_t StackedLayout::weights_at(int64_t l) const {
-  if (l == 0) return 0;
-  // Layer 0's part, then l - 1 deeper layers' parts of one size each.
+inline int64_t StackedLayout::weights_at(int64_t l, int64_t d) const {
+  // Per direction: layer 0's part, then L - 1 deeper layers' parts of one size each.
   const int64_t first = round_up(round_up(3 * state * (state + features)) + 3 * state);
-  const int64_t deep = round_up(round_up(3 * state * 2 * state) + 3 * state);
-  return first + (l - 1) * deep;
+  const int64_t deep = round_up(round_up(3 * state * (state + directions * state)) + 3 * state);
+  return d * (first + (layers - 1) * deep) + (l == 0 ? 0 : first + (l - 1) * deep);
 }
 
 }  // namespace lltm

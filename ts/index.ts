@@ -29,6 +29,7 @@ export { argmax } from "./ops/argmax.ts";
 export { crossEntropyBackward, type CrossEntropyOptions, type Reduction } from "./ops/cross_entropy.ts";
 export { embeddingBackward } from "./ops/embedding.ts";
 export { gatherBackward } from "./ops/gather.ts";
+export { reverseSteps } from "./ops/reverse_steps.ts";
 export { mseLossBackward } from "./ops/mse_loss.ts";
 export { mulBackward, type MulGradients } from "./ops/mul.ts";
 export { Generator, multinomial } from "./ops/multinomial.ts";

@@ -1,6 +1,6 @@
 // The stacked ops' own checks: params (and d_params) hold exactly the
-// layers' parts in stacked_layout.h's layout, and a training call's reserve
-// holds each layer's reserve and the outputs between layers.
+// layers' and directions' parts in stacked_layout.h's layout, and a training
+// call's reserve holds each one's reserve and the outputs between layers.
 #include <string>
 
 #include "op_slots.h"
@@ -16,27 +16,29 @@ namespace {
 StackedLayout layout_of(const OpCall& c, int align_scalar, const char* fn) {
   const StackedLayout at = StackedLayout::of(c, int64_t(c.scalars[align_scalar]), fn);
   uint64_t reserves = 0, outputs = 0, bytes = 0;
-  if (__builtin_mul_overflow(uint64_t(at.layers), at.reserve, &reserves) ||
+  if (__builtin_mul_overflow(uint64_t(at.layers * at.directions), at.reserve, &reserves) ||
       __builtin_mul_overflow(uint64_t(at.layers - 1), at.outputs, &outputs) ||
       __builtin_add_overflow(reserves, outputs, &bytes))
     fail(LLTM_ERR_INVALID_ARGUMENT, std::string(fn) + ": the reserve of L = " + std::to_string(at.layers) +
-                                        " layers does not fit in 64 bits");
+                                        " layers in D = " + std::to_string(at.directions) +
+                                        " directions does not fit in 64 bits");
   return at;
 }
 
 std::string reserve_sizes(const StackedLayout& at) {
-  return "L = " + std::to_string(at.layers) + ", T = " + std::to_string(at.steps) + ", B = " +
-         std::to_string(at.batch) + ", S = " + std::to_string(at.state);
+  return "L = " + std::to_string(at.layers) + ", D = " + std::to_string(at.directions) + ", T = " +
+         std::to_string(at.steps) + ", B = " + std::to_string(at.batch) + ", S = " + std::to_string(at.state);
 }
 
-// params, 1-D, holds exactly the layers' parts (the declaration checks that it is contiguous).
+// params, 1-D, holds exactly the layers' and directions' parts (the declaration checks that it is contiguous).
 void check_params(const Checking& c, int slot, const StackedLayout& at) {
   const lltm_tensor& p = *c.call.tensors[slot];
   const int64_t need = at.params();
   if (p.ndim != 1 || p.sizes[0] != need)
     fail(LLTM_ERR_SHAPE_MISMATCH,
          std::string(c.fn) + ": 'params' has shape " + shape_string(p) + "; L = " + std::to_string(at.layers) +
-             " layers of S = " + std::to_string(at.state) + " on F = " + std::to_string(at.features) +
+             " layers in D = " + std::to_string(at.directions) + " directions of S = " + std::to_string(at.state) +
+             " on F = " + std::to_string(at.features) +
              " features, each part at a multiple of align = " + std::to_string(at.align) + " elements, take [" +
              std::to_string(need) + "]");
 }

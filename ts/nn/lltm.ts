@@ -1,10 +1,11 @@
 /**
  * The LLTM as modules, as torch.nn.LSTMCell and torch.nn.LSTM: LLTMCell runs
- * one step; LLTM runs whole sequences on the sequence engine: every layer in
- * one native call each way (lltmStacked) where there is one direction, no
+ * one step; LLTM runs whole sequences on the sequence engine: every layer and
+ * direction in one native call each way (lltmStacked) where there is no
  * dropout between layers and the parameters lie in a fused optimizer's
- * buffer, else one native call per layer and direction each way, bidirectional by running the reversed sequence, with dropout between
- * layers, on the tape. Per-sample lengths act as PyTorch's
+ * buffer, else one native call per layer and direction each way (the second
+ * direction on the reversed sequence), with dropout between layers, on the
+ * tape. Per-sample lengths act as PyTorch's
  * packed sequences: outputs past a sample's length are 0, its final state is
  * that at its own last step, and the reverse direction reverses each sample
  * within its own length.
@@ -254,30 +255,32 @@ export class LLTM extends Module {
   }
 
   /**
-   * Whether forward runs every layer in one native call each way (lltmStacked): one direction, no dropout between
-   * the layers (none asked for, or in evaluation), and the parameters where that call reads them in place (a fused
-   * optimizer's buffer), so that it copies none of them; not for half types on the CPU, whose bfloat16 kernels
-   * (AVX512_BF16) run the sequence ops, not the stacked ones.
+   * Whether forward runs every layer and direction in one native call each way (lltmStacked): more than one
+   * layer or direction, no dropout between the layers (none asked for, or in evaluation), and the parameters where
+   * that call reads them in place (a fused optimizer's buffer), so that it copies none of them; not for half types
+   * on the CPU, whose bfloat16 kernels (AVX512_BF16) run the sequence ops, not the stacked ones.
    */
   private stacksInOneCall(): boolean {
     const p = this.cells.at(0).weights;
-    if (this.bidirectional || this.layers === 1 || (this.drop !== undefined && this.training)) return false;
+    if (this.layers * this.directions === 1 || (this.drop !== undefined && this.training)) return false;
     if (isHalf(p.dtype) && p.device.kind === "cpu") return false;
     return layersLieFlat(this.layerParameters());
   }
 
+  /** Every layer's parameters, the first direction's layers and then the second's (as the stacked ops lay them). */
   private layerParameters(): { weights: Tensor; bias: Tensor }[] {
-    return Array.from({ length: this.layers }, (_, l) => ({ weights: this.cells.at(l).weights, bias: this.cells.at(l).bias }));
+    const cells = this.reverseCells === undefined ? [this.cells] : [this.cells, this.reverseCells];
+    return cells.flatMap((list) => Array.from({ length: this.layers }, (_, l) => ({ weights: list.at(l).weights, bias: list.at(l).bias })));
   }
 
-  /** forward's stack in one native call each way: its states are [layers, B, S] as the call takes them. */
+  /** forward's stack in one native call each way: its states are [layers·directions, B, S] as the call takes them. */
   private forwardStacked(x: Tensor, B: number, state: LLTMState | undefined, lengthValues: Int32Array | undefined): LLTMOutput {
     const device = this.cells.at(0).weights.device;
     using lengths = lengthValues && Tensor.fromTypedArray(lengthValues, [B], { dtype: "int32", device });
     // A time-major view of a batch-first input, on the tape (a retained handle would not be).
     using transposed = this.batchFirst ? x.transpose(0, 1) : undefined;
     const s0 = state ?? this.zeroState(B);
-    const out = lltmStacked(transposed ?? x, this.layerParameters(), s0.h, s0.c, lengths);
+    const out = lltmStacked(transposed ?? x, this.layerParameters(), s0.h, s0.c, { lengths, bidirectional: this.bidirectional });
     if (state === undefined) {
       s0.h.dispose();
       s0.c.dispose();

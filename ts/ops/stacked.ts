@@ -1,13 +1,18 @@
 /**
  * L LLTM layers over a whole sequence in one native call each way (the
  * STACKED_FORWARD and STACKED_BACKWARD ops of csrc/lltm_ops.def), layer l > 0
- * on layer l - 1's outputs, as torch.nn.LSTM's num_layers. The layers'
- * parameters come as one flat tensor `params`: layer after layer, its weights
- * [3S, S+F_l] then its bias [3S] (F_0 = F, then S), each part starting at a
- * multiple of `align` elements (the layout of a fused optimizer's buffer,
- * ../optim/flat.ts, whose parts start 64-byte aligned). States are [L, B, S].
- * As for the sequence ops, only what the library cannot see is checked here.
+ * on layer l - 1's outputs, as torch.nn.LSTM's num_layers, in one direction or
+ * two (bidirectional: the second runs each sample backwards within its
+ * length). The parameters come as one flat tensor `params`: the first
+ * direction's layers, then the second's, each layer its weights [3S, S+F_l]
+ * then its bias [3S] (F_0 = F, then D·S), each part starting at a multiple of
+ * `align` elements (the layout of a fused optimizer's buffer,
+ * ../optim/flat.ts, whose parts start 64-byte aligned). States are
+ * [L·D, B, S] (layer l's direction d at l·D + d, as torch.nn.LSTM's), outputs
+ * [T, B, D·S]; the native ops take them as [L, D, B, S] and [T, B, D, S]. As
+ * for the sequence ops, only what the library cannot see is checked here.
  */
+import { LLTMError } from "../errors.ts";
 import { ACCUMULATE_PARAM_GRADS, SEQUENCE_TRAINING } from "../native/constants.ts";
 import * as native from "../native/index.ts";
 import { Tensor } from "../tensor/index.ts";
@@ -20,6 +25,8 @@ export interface StackedOptions {
   lengths?: Tensor;
   /** params' parts start at multiples of this many elements, 1 to 64 (default 1: packed). */
   align?: number;
+  /** Two directions, as torch.nn.LSTM's bidirectional (default false). */
+  bidirectional?: boolean;
 }
 
 export interface StackedForwardOptions extends StackedOptions {
@@ -39,7 +46,7 @@ export interface LLTMStackedBackwardResult extends Disposable {
   dInputs: Tensor | undefined;
   /** params' gradient, undefined where it was added into options.dParams. */
   dParams: Tensor | undefined;
-  /** [L, B, S] each. */
+  /** [L·D, B, S] each. */
   dH0: Tensor;
   dC0: Tensor;
   dispose(): void;
@@ -51,14 +58,41 @@ const forwardOutputs = new Outputs(FORWARD, ["outputs", "last_h", "last_cell"], 
 const withInputs = new Outputs(BACKWARD, ["d_inputs", "d_h0", "d_c0"], { d_c0: "h0" });
 const statesOnly = new Outputs(BACKWARD, ["d_h0", "d_c0"], { d_c0: "h0" });
 
-/** L layers: inputs [T, B, F], params (see above), h0 and c0 [L, B, S] -> every step of the last layer, and the last states. */
+/** `states` [L·D, B, S] as the native ops take them, [L, D, B, S] (a view, or a copy where no view fits). */
+function byDirection(fn: string, name: string, states: Tensor, D: number): Tensor {
+  const [LD = 0, B = 0, S = 0] = states.shape;
+  if (states.ndim !== 3 || LD % D !== 0) {
+    throw new LLTMError(
+      "SHAPE_MISMATCH",
+      `${fn}: '${name}' has shape [${states.shape.join(", ")}]; expected [L·D, B, S] with D = ${D} direction${D === 2 ? "s (bidirectional)" : ""}`,
+    );
+  }
+  return states.reshape([LD / D, D, B, S]);
+}
+
+/** `t` reshaped to `shape` (a view of a contiguous native output), `t` itself disposed. */
+function reshaped(t: Tensor, shape: readonly number[]): Tensor {
+  try {
+    return t.reshape(shape);
+  } finally {
+    t.dispose();
+  }
+}
+
+/**
+ * L layers in D directions: inputs [T, B, F], params (see above), h0 and c0 [L·D, B, S] -> every step of the last
+ * layer ([T, B, D·S]), and the last states ([L·D, B, S]).
+ */
 export function lltmStackedForward(
   inputs: Tensor, params: Tensor, h0: Tensor, c0: Tensor, options: StackedForwardOptions = {},
 ): LLTMSequenceForwardResult {
   const fn = "lltmStackedForward";
-  const ins = [inputs, params, h0, c0];
   const { lengths, align = 1 } = options;
-  checkCommon(fn, lengths ? ["inputs", "params", "h0", "c0", "lengths"] : ["inputs", "params", "h0", "c0"], lengths ? [...ins, lengths] : ins);
+  const D = options.bidirectional ? 2 : 1;
+  checkCommon(fn, lengths ? ["inputs", "params", "h0", "c0", "lengths"] : ["inputs", "params", "h0", "c0"], lengths ? [inputs, params, h0, c0, lengths] : [inputs, params, h0, c0]);
+  using h = byDirection(fn, "h0", h0, D);
+  using c = byDirection(fn, "c0", c0, D);
+  const ins = [inputs, params, h, c];
   const training = options.training ?? true;
   const out = forwardTensors(forwardOutputs, ins, training ? native.bufferBytes(FORWARD, fn, ins, SEQUENCE_TRAINING, [align]) : undefined);
   const reserve = training ? out[3] : undefined;
@@ -68,14 +102,17 @@ export function lltmStackedForward(
     disposeAll(out);
     throw e;
   }
-  const dispose = () => disposeAll(out);
-  return { outputs: out[0]!, lastH: out[1]!, lastCell: out[2]!, reserve, dispose, [Symbol.dispose]: dispose };
+  const [T, B, , S] = out[0]!.shape as [number, number, number, number];
+  const outputs = reshaped(out[0]!, [T, B, D * S]), lastH = reshaped(out[1]!, h0.shape), lastCell = reshaped(out[2]!, c0.shape);
+  const kept = reserve ? [outputs, lastH, lastCell, reserve] : [outputs, lastH, lastCell];
+  const dispose = () => disposeAll(kept);
+  return { outputs, lastH, lastCell, reserve, dispose, [Symbol.dispose]: dispose };
 }
 
 /**
- * Gradients of the stack from those of the last layer's every step (gradOutputs [T, B, S]) and of each layer's last
- * state (gradLastH, gradLastCell [L, B, S]), each optional (zeros), given the training forward's reserve, inputs,
- * params, h0, lengths and align.
+ * Gradients of the stack from those of the last layer's every step (gradOutputs [T, B, D·S]) and of each layer's
+ * last states (gradLastH, gradLastCell [L·D, B, S]), each optional (zeros), given the training forward's reserve,
+ * inputs, params, h0, lengths, align and directions.
  */
 export function lltmStackedBackward(
   gradOutputs: Tensor | undefined, gradLastH: Tensor | undefined, gradLastCell: Tensor | undefined,
@@ -83,10 +120,19 @@ export function lltmStackedBackward(
 ): LLTMStackedBackwardResult {
   const fn = "lltmStackedBackward";
   const { lengths, align = 1, dParams: into, inputsGradient = true } = options;
+  const D = options.bidirectional ? 2 : 1;
   const extra = [into, lengths].filter((t): t is Tensor => t !== undefined);
   const extraNames = [...(into ? ["dParams"] : []), ...(lengths ? ["lengths"] : [])];
   checkBackward(fn, [gradOutputs, gradLastH, gradLastCell], [reserve, inputs, params, h0], ["reserve", "inputs", "params", "h0"], extra, extraNames);
-  const tensors = [gradOutputs, gradLastH, gradLastCell, reserve, inputs, params, h0];
+  using h = byDirection(fn, "h0", h0, D);
+  using gH = gradLastH && byDirection(fn, "gradLastH", gradLastH, D);
+  using gC = gradLastCell && byDirection(fn, "gradLastCell", gradLastCell, D);
+  const [T = 0, B = 0, DS = 0] = gradOutputs?.shape ?? [];
+  if (gradOutputs !== undefined && (gradOutputs.ndim !== 3 || DS % D !== 0)) {
+    throw new LLTMError("SHAPE_MISMATCH", `${fn}: 'gradOutputs' has shape [${gradOutputs.shape.join(", ")}]; expected [T, B, D·S] with D = ${D}`);
+  }
+  using gOut = gradOutputs?.reshape([T, B, D, DS / D]);
+  const tensors = [gOut, gH, gC, reserve, inputs, params, h];
   const out = (inputsGradient ? withInputs : statesOnly).allocate(tensors, inputs.device);
   const dInputs = inputsGradient ? out[0] : undefined;
   const dH0 = out[out.length - 2]!, dC0 = out[out.length - 1]!;
@@ -103,6 +149,8 @@ export function lltmStackedBackward(
     disposeAll(out);
     throw e;
   }
-  const dispose = () => disposeAll(out);
-  return { dInputs, dParams, dH0, dC0, dispose, [Symbol.dispose]: dispose };
+  const dH = reshaped(dH0, h0.shape), dC = reshaped(dC0, h0.shape);
+  const kept = [dInputs, dParams, dH, dC].filter((t): t is Tensor => t !== undefined);
+  const dispose = () => disposeAll(kept);
+  return { dInputs, dParams, dH0: dH, dC0: dC, dispose, [Symbol.dispose]: dispose };
 }

@@ -1,8 +1,12 @@
-// The stacked ops' parts on the CPU (stacked_passes.h): each layer through
-// this kernel set's own sequence kernels, scratch from the CPU's allocator.
+// The stacked ops' parts on the CPU (stacked_passes.h): each layer and
+// direction through this kernel set's own sequence kernels (and its
+// reverse_steps and axpy), scratch from the CPU's allocator.
 #pragma once
 
+#include <string>
+
 #include "../../op_call.h"
+#include "../../status.h"
 #include "../kernels.h"
 #include "../lltm_cpu.h"
 
@@ -10,10 +14,13 @@ namespace lltm::cpu::LLTM_ISA_NAMESPACE {
 
 struct StackedParts {
   void run(const OpCall& part) {
-    if (part.op == LLTM_OP_SEQUENCE_FORWARD)
-      run_SEQUENCE_FORWARD(part);
-    else
-      run_SEQUENCE_BACKWARD(part);
+    switch (part.op) {
+      case LLTM_OP_SEQUENCE_FORWARD: return run_SEQUENCE_FORWARD(part);
+      case LLTM_OP_SEQUENCE_BACKWARD: return run_SEQUENCE_BACKWARD(part);
+      case LLTM_OP_REVERSE_STEPS: return run_REVERSE_STEPS(part);
+      case LLTM_OP_AXPY: return run_AXPY(part);
+    }
+    fail(LLTM_ERR_INTERNAL, "the stacked ops ran a part of op " + std::to_string(part.op) + ", which they never make");
   }
   void* alloc(uint64_t bytes) { return cpu::alloc(bytes); }
   void free(void* data) { cpu::free(data); }

@@ -237,24 +237,30 @@ function partViews(flat: Tensor, shapes: readonly (readonly number[])[], align: 
   });
 }
 
-class StackedNode extends Node {
-  private saved: {
-    reserve: Tensor; inputs: Tensor; params: Tensor; align: number; h0: Tensor; lengths: Tensor | undefined;
-    shapes: readonly (readonly number[])[];
-  } | undefined;
+/** What a stacked call's backward needs of its forward. */
+interface StackedSaved {
+  reserve: Tensor;
+  inputs: Tensor;
+  params: Tensor;
+  h0: Tensor;
+  lengths: Tensor | undefined;
+  align: number;
+  bidirectional: boolean;
+  /** Each part's shape (weights, bias, layer after layer, direction after direction), in params' order. */
+  shapes: readonly (readonly number[])[];
+}
 
-  /** shapes: each layer's weights' and bias' shapes, in params' order. */
-  constructor(
-    reserve: Tensor, inputs: Tensor, params: Tensor, align: number, h0: Tensor, lengths: Tensor | undefined,
-    shapes: readonly (readonly number[])[],
-  ) {
+class StackedNode extends Node {
+  private saved: StackedSaved | undefined;
+
+  constructor(saved: StackedSaved) {
     super("lltmStacked");
-    this.saved = { reserve, inputs: inputs.retain(), params: params.retain(), align, h0: h0.retain(), lengths: lengths?.retain(), shapes };
+    this.saved = { ...saved, inputs: saved.inputs.retain(), params: saved.params.retain(), h0: saved.h0.retain(), lengths: saved.lengths?.retain() };
   }
 
-  /** Inputs: the sequence, each layer's weights and bias, h0, c0. */
+  /** Inputs: the sequence, each part (weights, bias) in params' order, h0, c0. */
   backward(grads: readonly (Tensor | undefined)[], ctx: BackwardContext): (Tensor | undefined)[] {
-    const { reserve, inputs, params, align, h0, lengths, shapes } = this.saved!;
+    const { reserve, inputs, params, align, h0, lengths, shapes, bidirectional } = this.saved!;
     const parts = shapes.length;
     const [gOut, gH, gC] = grads;
     const paramInputs = Array.from({ length: parts }, (_, k) => k + 1);
@@ -263,7 +269,7 @@ class StackedNode extends Node {
     const accumulate = into.length === parts && into.every((t) => t !== undefined) && flatAlign(into as Tensor[], align) === align;
     using target = accumulate ? flatView(into as Tensor[]) : undefined;
     const g = lltmStackedBackward(gOut, gH, gC, reserve, inputs, params, h0, {
-      lengths, align, inputsGradient: this.needs(0), dParams: target,
+      lengths, align, bidirectional, inputsGradient: this.needs(0), dParams: target,
     });
     // Added into the leaves, or handed back as views of d_params (which keep its memory).
     const paramGrads = g.dParams === undefined ? paramInputs.map(() => undefined) : partViews(g.dParams, shapes, align);
@@ -280,15 +286,24 @@ class StackedNode extends Node {
   }
 }
 
+export interface StackedCallOptions {
+  /** Each sample's number of steps: int32 [B] on the inputs' device. */
+  lengths?: Tensor;
+  /** Two directions: `layers` then lists the first direction's layers, then the second's (default false). */
+  bidirectional?: boolean;
+}
+
 /**
- * L LLTM layers over a whole sequence in one native call each way: inputs [T, B, F], each layer's weights [3S, S+F_l]
- * and bias [3S], h0 and c0 [L, B, S], optionally lengths -> the last layer's every step and each layer's last
- * state [L, B, S], on the tape. Where the parameters lie in one storage as a fused optimizer lays them out, the
- * call reads them, and adds their gradients into their .grad, in place; else through a packed copy.
+ * L LLTM layers in D directions over a whole sequence in one native call each way: inputs [T, B, F], each layer's
+ * weights [3S, S+F_l] and bias [3S] (direction after direction), h0 and c0 [L·D, B, S] -> the last layer's every
+ * step [T, B, D·S] and each layer's last state [L·D, B, S], on the tape. Where the parameters lie in one storage
+ * as a fused optimizer lays them out, the call reads them, and adds their gradients into their .grad, in place;
+ * else through a packed copy.
  */
 export function lltmStacked(
-  inputs: Tensor, layers: readonly LayerParameters[], h0: Tensor, c0: Tensor, lengths?: Tensor,
+  inputs: Tensor, layers: readonly LayerParameters[], h0: Tensor, c0: Tensor, options: StackedCallOptions = {},
 ): SequenceOutputs {
+  const { lengths, bidirectional = false } = options;
   const parts = layers.flatMap((l) => [l.weights, l.bias]);
   const args = [inputs, ...parts, h0, c0];
   const training = needsRecording(args);
@@ -296,10 +311,11 @@ export function lltmStacked(
   const params = inPlace !== undefined ? flatView(parts) : withGradMode(false, () => flatCopy(parts));
   const align = inPlace ?? 1;
   try {
-    const f = withGradMode(false, () => lltmStackedForward(inputs, params, h0, c0, { training, lengths, align }));
+    const f = withGradMode(false, () => lltmStackedForward(inputs, params, h0, c0, { training, lengths, align, bidirectional }));
     const out = { output: f.outputs, h: f.lastH, c: f.lastCell };
     if (training) {
-      record(new StackedNode(f.reserve!, inputs, params, align, h0, lengths, parts.map((p) => p.shape)), args, [out.output, out.h, out.c]);
+      const saved = { reserve: f.reserve!, inputs, params, h0, lengths, align, bidirectional, shapes: parts.map((p) => p.shape) };
+      record(new StackedNode(saved), args, [out.output, out.h, out.c]);
     }
     return out;
   } finally {
