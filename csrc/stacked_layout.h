@@ -22,6 +22,7 @@ struct StackedLayout {
   int64_t align;      // params' parts start at multiples of this many elements
   uint64_t reserve;   // bytes of one layer's sequence reserve in one direction, rounded up to kStackedReserveAlign
   uint64_t outputs;   // bytes kept of one layer's outputs (every direction's), likewise
+  uint64_t reversed;  // with two directions, bytes of the first layer's input reversed (deeper layers': `outputs`)
 
   // The sizes of a stacked call (its T, B, F, L, D and S, its `align` scalar, its compute type for the reserve).
   static StackedLayout of(const OpCall& c, int64_t align, const char* fn);
@@ -35,11 +36,16 @@ struct StackedLayout {
   }
   // Elements params holds (to the end of the last bias).
   int64_t params() const { return bias_at(layers - 1, directions - 1) + 3 * state; }
-  // Byte offsets in the reserve: layer l's sequence reserve in direction d, and (l < L - 1) its outputs.
+  // Byte offsets in the reserve: layer l's sequence reserve in direction d, (l < L - 1) its outputs, and with two
+  // directions its input reversed, which the second direction reads in both passes (and the weight gradients
+  // after the backward returns, runtime/side_work.h on CUDA, so no later part may overwrite it).
   uint64_t reserve_at(int64_t l, int64_t d) const { return uint64_t(l * directions + d) * reserve; }
   uint64_t outputs_at(int64_t l) const { return uint64_t(layers * directions) * reserve + uint64_t(l) * outputs; }
+  uint64_t reversed_at(int64_t l) const {
+    return outputs_at(layers - 1) + (l == 0 ? 0 : reversed + uint64_t(l - 1) * outputs);
+  }
   uint64_t reserve_bytes() const {
-    return uint64_t(layers * directions) * reserve + uint64_t(layers - 1) * outputs;
+    return directions == 2 ? reversed_at(layers - 1) + (layers == 1 ? reversed : outputs) : outputs_at(layers - 1);
   }
 
  private:
@@ -53,16 +59,29 @@ inline StackedLayout StackedLayout::of(const OpCall& c, int64_t align, const cha
                                       " directions ([L, D, B, S]); expected 1 or 2");
   // Every offset below fits in 63 bits when the L D parts (a layer's weights are 3S(S+F_l) elements, its bias
   // 3S, each padded by under `align`) do, with room to spare.
-  const double part = 3.0 * double(S) * (double(S) + double(std::max(F, D * S))) + 3.0 * double(S) + 2.0 * double(align);
+  const double part =
+      3.0 * double(S) * (double(S) + double(std::max(F, D * S))) + 3.0 * double(S) + 2.0 * double(align);
   if (double(L) * double(D) * part > 0x1p62)
-    fail(LLTM_ERR_INVALID_ARGUMENT, std::string(fn) + ": the parameters of L = " + std::to_string(L) + " layers in D = " +
-                                        std::to_string(D) + " directions of S = " + std::to_string(S) + " on F = " +
-                                        std::to_string(F) + " features do not fit in 62 bits of elements");
+    fail(LLTM_ERR_INVALID_ARGUMENT, std::string(fn) + ": the parameters of L = " + std::to_string(L) +
+                                        " layers in D = " + std::to_string(D) + " directions of S = " +
+                                        std::to_string(S) + " on F = " + std::to_string(F) +
+                                        " features do not fit in 62 bits of elements");
   const uint64_t wide = uint64_t(element_size(c.compute));
   const uint64_t reserve = sequence_reserve_bytes({T, B, F, S}, c.compute, fn);
-  auto rounded = [](uint64_t n) { return (n + kStackedReserveAlign - 1) / kStackedReserveAlign * kStackedReserveAlign; };
-  // T*B*S*wide is below the sequence reserve, which fit; twice that too.
-  return {L, D, T, B, F, S, align, rounded(reserve), rounded(uint64_t(T) * uint64_t(B) * uint64_t(D * S) * wide)};
+  auto rounded = [](uint64_t n) {
+    return (n + kStackedReserveAlign - 1) / kStackedReserveAlign * kStackedReserveAlign;
+  };
+  // T*B*S*wide is below the sequence reserve, which fit; twice that too; T*B*F is the inputs' elements.
+  return {L,
+          D,
+          T,
+          B,
+          F,
+          S,
+          align,
+          rounded(reserve),
+          rounded(uint64_t(T) * uint64_t(B) * uint64_t(D * S) * wide),
+          D == 2 ? rounded(uint64_t(T) * uint64_t(B) * uint64_t(F) * wide) : 0};
 }
 
 inline int64_t StackedLayout::weights_at(int64_t l, int64_t d) const {

@@ -106,7 +106,8 @@ inline lltm_tensor state_of(const lltm_tensor& t, int64_t l, int64_t d) { return
 
 // y = x with each sample's steps reversed within its length (LLTM_OP_REVERSE_STEPS), in the call's compute type.
 template <typename Parts>
-void reverse_steps(const OpCall& c, Parts& parts, const lltm_tensor& x, const lltm_tensor& y, const lltm_tensor* lengths) {
+void reverse_steps(const OpCall& c, Parts& parts, const lltm_tensor& x, const lltm_tensor& y,
+                   const lltm_tensor* lengths) {
   namespace r = slots::REVERSE_STEPS;
   OpCall p;
   p.op = LLTM_OP_REVERSE_STEPS;
@@ -149,9 +150,11 @@ void stacked_forward(const OpCall& c, Parts& parts, const char* fn) {
   // Between layers, [T, B, D, S] in the compute type: in the reserve when training, else two buffers in turn.
   const uint64_t between = uint64_t(T * B * D * S * wide);
   stacked::Scratch<Parts> buffers(parts, reserve == nullptr && at.layers > 1 ? 2 * between : 0);
-  // Direction 1 runs on its layer's input reversed, into outputs put back in time order after.
+  // Direction 1 runs on its layer's input reversed (in the reserve when training, else in a buffer), into
+  // outputs put back in time order after.
   const uint64_t widest = uint64_t(T * B * std::max(at.features, D * S) * wide);
-  stacked::Scratch<Parts> reversed(parts, D == 2 ? widest : 0), backwards(parts, D == 2 ? uint64_t(T * B * S * wide) : 0);
+  stacked::Scratch<Parts> reversed(parts, D == 2 && reserve == nullptr ? widest : 0);
+  stacked::Scratch<Parts> backwards(parts, D == 2 ? uint64_t(T * B * S * wide) : 0);
   auto outputs_of = [&](int64_t l) {
     if (l == at.layers - 1) return *c.tensors[s::outputs];
     char* data = reserve != nullptr ? static_cast<char*>(reserve->data) + at.outputs_at(l)
@@ -173,7 +176,8 @@ void stacked_forward(const OpCall& c, Parts& parts, const char* fn) {
       const lltm_tensor r =
           reserve != nullptr ? stacked::bytes_at(*reserve, at.reserve_at(l, d), at.reserve) : lltm_tensor{};
       const lltm_tensor in_order = stacked::direction_of(out, d);
-      const lltm_tensor x_back = stacked::dense(reversed.data(), c.compute, {T, B, F});
+      void* x_back_data = reserve != nullptr ? static_cast<char*>(reserve->data) + at.reversed_at(l) : reversed.data();
+      const lltm_tensor x_back = stacked::dense(x_back_data, c.compute, {T, B, F});
       const lltm_tensor out_back = stacked::dense(backwards.data(), c.compute, {T, B, S});
       if (d == 1) stacked::reverse_steps(c, parts, x, x_back, lengths);
       p.tensors[q::inputs] = d == 1 ? &x_back : &x;
@@ -201,14 +205,15 @@ void stacked_backward(const OpCall& c, Parts& parts, const char* fn) {
   const lltm_tensor &d_params = *c.tensors[s::d_params], &reserve = *c.tensors[s::reserve];
   const lltm_tensor* lengths = c.tensors[s::lengths];
   const int64_t T = at.steps, B = at.batch, S = at.state, D = at.directions, wide = element_size(c.compute);
-  // The gradient of layer l's outputs [T, B, D, S], l < L - 1, in buffer l % 2: layer l + 1 writes it, layer l reads it.
+  // The gradient of layer l's outputs [T, B, D, S], l < L - 1, in buffer l % 2: layer l + 1 writes it, layer l
+  // reads it.
   const uint64_t between = uint64_t(T * B * D * S * wide);
   stacked::Scratch<Parts> buffers(parts, at.layers > 1 ? 2 * between : 0);
   auto buffer = [&](int64_t l) { return static_cast<char*>(buffers.data()) + (l % 2) * between; };
-  // Direction 1 runs on its layer's input and output gradient reversed; its input gradient, put back in time
-  // order (in the reversed input's place), is added to direction 0's.
+  // Direction 1 runs on its layer's input reversed (kept in the reserve by the forward) and its output gradient
+  // reversed; its input gradient, put back in time order, is added to direction 0's.
   const uint64_t widest = uint64_t(T * B * std::max(at.features, D * S) * wide);
-  stacked::Scratch<Parts> reversed(parts, D == 2 ? widest : 0), reversed_dx(parts, D == 2 ? widest : 0);
+  stacked::Scratch<Parts> reversed_dx(parts, D == 2 ? widest : 0), dx_in_order(parts, D == 2 ? widest : 0);
   stacked::Scratch<Parts> reversed_grad(parts, D == 2 ? uint64_t(T * B * S * wide) : 0);
   for (int64_t l = at.layers - 1; l >= 0; --l) {
     const int64_t F = at.features_of(l);
@@ -233,13 +238,12 @@ void stacked_backward(const OpCall& c, Parts& parts, const char* fn) {
       if (c.tensors[s::grad_last_h] != nullptr) grad_h = stacked::state_of(*c.tensors[s::grad_last_h], l, d);
       if (c.tensors[s::grad_last_cell] != nullptr) grad_cell = stacked::state_of(*c.tensors[s::grad_last_cell], l, d);
       if (grad_y != nullptr) grad_out = stacked::direction_of(*grad_y, d);
-      const lltm_tensor x_back = stacked::dense(reversed.data(), c.compute, {T, B, F});
+      const lltm_tensor x_back =
+          stacked::dense(static_cast<char*>(reserve.data) + at.reversed_at(l), c.compute, {T, B, F});
       const lltm_tensor grad_back = stacked::dense(reversed_grad.data(), c.compute, {T, B, S});
       const lltm_tensor dx_back = stacked::dense(reversed_dx.data(), c.compute, {T, B, F});
-      if (d == 1) {
-        stacked::reverse_steps(c, parts, x, x_back, lengths);
-        if (grad_y != nullptr) stacked::reverse_steps(c, parts, grad_out, grad_back, lengths);
-      }
+      const lltm_tensor dx_forward = stacked::dense(dx_in_order.data(), c.compute, {T, B, F});
+      if (d == 1 && grad_y != nullptr) stacked::reverse_steps(c, parts, grad_out, grad_back, lengths);
       p.tensors[q::grad_outputs] = grad_y == nullptr ? nullptr : d == 1 ? &grad_back : &grad_out;
       p.tensors[q::grad_last_h] = c.tensors[s::grad_last_h] != nullptr ? &grad_h : nullptr;
       p.tensors[q::grad_last_cell] = c.tensors[s::grad_last_cell] != nullptr ? &grad_cell : nullptr;
@@ -255,8 +259,8 @@ void stacked_backward(const OpCall& c, Parts& parts, const char* fn) {
       p.tensors[q::lengths] = lengths;
       parts.run(p);
       if (d == 1 && d_x != nullptr) {
-        stacked::reverse_steps(c, parts, dx_back, x_back, lengths);
-        stacked::add_into(c, parts, *d_x, x_back);
+        stacked::reverse_steps(c, parts, dx_back, dx_forward, lengths);
+        stacked::add_into(c, parts, *d_x, dx_forward);
       }
     }
   }

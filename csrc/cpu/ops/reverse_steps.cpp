@@ -17,7 +17,8 @@ void run_REVERSE_STEPS(const OpCall& call) {
     for (int64_t b = 0; b < B; ++b) {
       const int64_t n = lengths[b];
       for (int64_t t = 0; t < T; ++t) {
-        const scalar_t* from = static_cast<const scalar_t*>(x.data) + (t < n ? n - 1 - t : t) * x.strides[0] + b * x.strides[1];
+        const int64_t step = t < n ? n - 1 - t : t;
+        const scalar_t* from = static_cast<const scalar_t*>(x.data) + step * x.strides[0] + b * x.strides[1];
         scalar_t* to = static_cast<scalar_t*>(y.data) + t * y.strides[0] + b * y.strides[1];
         for (int64_t e = 0; e < X; ++e) to[e * y.strides[2]] = from[e * x.strides[2]];
       }
