@@ -22,7 +22,7 @@ import { ModuleList } from "./containers.ts";
 import { Dropout } from "./dropout.ts";
 import { checkSizes, type ParameterOptions, type Placement, placement, uniform } from "./init.ts";
 import { Module } from "./module.ts";
-import { reverseTime, SampleReversal } from "./reverse.ts";
+import { reverseTime } from "./reverse.ts";
 
 /** An LLTM state: h and c. */
 export interface LLTMState {
@@ -205,7 +205,6 @@ export class LLTM extends Module {
     if (this.stacksInOneCall()) return this.forwardStacked(x, B, state, lengthValues);
     const device = this.cells.at(0).weights.device;
     const owned: Tensor[] = [];
-    const reversal = this.bidirectional ? SampleReversal.of(lengthValues ?? new Int32Array(B).fill(T), T, device) : undefined;
     try {
       const lengths = lengthValues && own(owned, Tensor.fromTypedArray(lengthValues, [B], { dtype: "int32", device }));
       let input = this.batchFirst ? own(owned, x.transpose(0, 1)) : x;
@@ -225,15 +224,15 @@ export class LLTM extends Module {
         lastH.push(own(owned, out.h));
         lastC.push(own(owned, out.c));
         let output = own(owned, out.output);
-        if (this.reverseCells !== undefined && reversal !== undefined) {
+        if (this.reverseCells !== undefined) {
           const backward = this.reverseCells.at(l);
           const s1 = initial(k + 1);
-          const reversed = own(owned, reverseTime(input, reversal));
+          const reversed = own(owned, reverseTime(input, lengths));
           const back = lltmSequence(reversed, backward.weights, backward.bias, s1.h, s1.c, lengths);
           lastH.push(own(owned, back.h));
           lastC.push(own(owned, back.c));
           own(owned, back.output);
-          const unreversed = own(owned, reverseTime(back.output, reversal));
+          const unreversed = own(owned, reverseTime(back.output, lengths));
           output = own(owned, cat(output, unreversed, -1));
         }
         input = output;
@@ -250,7 +249,6 @@ export class LLTM extends Module {
     } finally {
       // What the tape records it keeps (and backward() frees); the rest goes now.
       for (const t of owned) t.dispose();
-      reversal?.dispose();
     }
   }
 
