@@ -9,8 +9,6 @@ namespace lltm {
 
 namespace {
 
-bool meet(const Span& a, const Span& b) { return a.begin < b.end && b.begin < a.end; }
-
 [[noreturn]] void refuse(const char* fn, const Named& out, const Named& other, bool other_is_output) {
   fail(LLTM_ERR_INVALID_ARGUMENT,
        std::string(fn) + ": output '" + out.name + "' overlaps " + (other_is_output ? "output '" : "input '") +

@@ -28,6 +28,9 @@ inline Span span_of(const lltm_tensor& t, int64_t last, int64_t element_size) {
   return {begin, begin + uintptr_t(last + 1) * uintptr_t(element_size)};
 }
 
+// Whether two spans share a byte.
+inline bool meet(const Span& a, const Span& b) { return a.begin < b.end && b.begin < a.end; }
+
 // Throws LLTM_ERR_INVALID_ARGUMENT naming `fn`, the first output found
 // overlapping an input or another output, and that argument.
 [[noreturn]] void refuse_overlap(const char* fn, const Named* outputs, const Span* out, size_t n_outputs,

@@ -288,6 +288,12 @@ void check_scalars(const Checking& c) {
   }
 }
 
+// The scalars checked against the op's declaration, then the call's.
+void bind_scalars(Checking& c) {
+  check_scalars(c);
+  for (int s = 0; s < c.op.n_scalars; ++s) c.call.scalars[s] = c.given.scalars[s];
+}
+
 void check_overlap(const Checking& c) {
   const OpSchema& op = c.op;
   uint32_t slots = c.overlap;
@@ -334,9 +340,8 @@ void validate(Checking& c) {
   check_tensors(c, present);
   check_ranks_and_bind(c);
   check_shapes(c, present);
-  check_scalars(c);
+  bind_scalars(c);
   for (int k = 0; k < op.n_slots; ++k) c.call.tensors[k] = (present >> k & 1u) ? &c.given.tensors[k] : nullptr;
-  for (int s = 0; s < op.n_scalars; ++s) c.call.scalars[s] = c.given.scalars[s];
   c.overlap = present & ~op.bytes_slots;
   if (const auto check = ops::op_hooks(op.id).check) check(c);
   remember(c);
@@ -353,8 +358,7 @@ void bind_sizes(Checking& c) {
   check_tensors(c, ranked);
   check_ranks_and_bind(c);
   // A buffer's size may depend on a scalar (the stacked ops' align).
-  check_scalars(c);
-  for (int s = 0; s < op.n_scalars; ++s) c.call.scalars[s] = c.given.scalars[s];
+  bind_scalars(c);
 }
 
 }  // namespace lltm::api

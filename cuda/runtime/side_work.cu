@@ -36,7 +36,10 @@ Pending& pending_of(int device) {
 thread_local cudaStream_t region_stream = nullptr;
 thread_local int region_device = -1;
 
-bool meets(const Span& a, const Span& b) { return a.begin < b.end && b.begin < a.end; }
+// The bytes of a block of the memory pool.
+Span block_span(void* data, uint64_t bytes) {
+  return {reinterpret_cast<uintptr_t>(data), reinterpret_cast<uintptr_t>(data) + uintptr_t(bytes)};
+}
 
 // The device's stream waits for the pending work; the blocks freed meanwhile go back to the pool. Holds p.mutex.
 void settle(Pending& p, int device) {
@@ -93,7 +96,7 @@ void settle_side_work(int device, const lltm_tensor* const* tensors, size_t coun
   for (size_t i = 0; i < count; ++i) {
     if (tensors[i] == nullptr) continue;
     const Span span = tensor_span(*tensors[i]);
-    if (std::any_of(p.touched.begin(), p.touched.end(), [&](const Span& s) { return meets(s, span); }))
+    if (std::any_of(p.touched.begin(), p.touched.end(), [&](const Span& s) { return meet(s, span); }))
       return settle(p, device);
   }
 }
@@ -115,8 +118,8 @@ bool defer_free(int device, void* data, uint64_t bytes) {
   Pending& p = pending_of(device);
   std::lock_guard<std::recursive_mutex> lock(p.mutex);
   if (!p.pending) return false;
-  const Span block{reinterpret_cast<uintptr_t>(data), reinterpret_cast<uintptr_t>(data) + uintptr_t(bytes)};
-  if (std::none_of(p.touched.begin(), p.touched.end(), [&](const Span& s) { return meets(s, block); })) return false;
+  const Span block = block_span(data, bytes);
+  if (std::none_of(p.touched.begin(), p.touched.end(), [&](const Span& s) { return meet(s, block); })) return false;
   p.deferred.push_back(data);
   return true;
 }
@@ -126,7 +129,7 @@ cudaStream_t side_allocation_stream() { return region_stream; }
 void note_side_block(void* data, uint64_t bytes) {
   // Only the region's thread gets here (region_stream is its own), and it holds the mutex.
   Pending& p = pending_of(region_device);
-  p.touched.push_back({reinterpret_cast<uintptr_t>(data), reinterpret_cast<uintptr_t>(data) + uintptr_t(bytes)});
+  p.touched.push_back(block_span(data, bytes));
 }
 
 }  // namespace lltm::cuda

@@ -191,8 +191,9 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
   // finish runs inside its graph); a call that starts beside a layer's worth
   // of side work takes the clusters' half of the device, leaving the rest to
   // it (where the side work is small the grid kernel's speed pays more).
-  const bool overlap_weight_gradients = kernels.recurrence != Recurrence::kGraph && !forced("one-stream");
-  const bool beside_side_work = !forced("one-stream") && side_work_flops(device) >= kHalfDeviceSideFlops;
+  const bool side_stream = !forced("one-stream");
+  const bool overlap_weight_gradients = side_stream && kernels.recurrence != Recurrence::kGraph;
+  const bool beside_side_work = side_stream && side_work_flops(device) >= kHalfDeviceSideFlops;
   SequenceBackwardTensors<T> p{optional_accessor<const T, 3>(a.grad_outputs),
                                optional_accessor<const T, 2>(a.grad_last_h),
                                optional_accessor<const T, 2>(a.grad_last_cell),
