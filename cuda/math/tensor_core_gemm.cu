@@ -62,26 +62,31 @@ __device__ __forceinline__ T element(const Operand<T>& o, int64_t i, int64_t k) 
   return i < o.sides && k < o.depth ? o.data[i * o.side_stride + k * o.depth_stride] : T(0.0f);
 }
 
+// Where a slab's chunk `chunk` of 8 elements lies (its first element's side and depth within the slab), as load_slab
+// reads it and store_slab stages it: along the depth (depth vectors, and single elements in the same order) sides
+// chunk / 4, depths (chunk % 4) * 8 on; side vectors depth chunk % 32, sides (chunk / 32) * 8 on, so that a warp's
+// transposed stores go to 32 depths of one row at a time.
+struct Place {
+  int side, depth;
+};
+__device__ __forceinline__ Place place_of(Reads reads, int chunk) {
+  if (reads == Reads::kSideVectors) return {chunk / kDepth * kVector, chunk % kDepth};
+  return {chunk / (kDepth / kVector), chunk % (kDepth / kVector) * kVector};
+}
+
 // The thread's share of the slab at (i0, k0) into `share` (kShare halves).
 template <typename T>
 __device__ __forceinline__ void load_slab(const Operand<T>& o, int64_t i0, int64_t k0, T (&share)[kShare]) {
+  const bool along_depth = o.reads != Reads::kSideVectors;
   for (int c = 0; c < kChunks; ++c) {
-    const int chunk = int(threadIdx.x) + c * kThreads;
+    const Place at = place_of(o.reads, int(threadIdx.x) + c * kThreads);
+    const int64_t i = i0 + at.side, k = k0 + at.depth;
     T* out = share + c * kVector;
     if (o.reads == Reads::kElements) {
-      // Element e of the chunk is the slab's element chunk * 8 + e: side (chunk * 8 + e) / kDepth, depth % kDepth.
 #pragma unroll
-      for (int e = 0; e < kVector; ++e) {
-        const int at = chunk * kVector + e;
-        out[e] = element(o, i0 + at / kDepth, k0 + at % kDepth);
-      }
+      for (int e = 0; e < kVector; ++e) out[e] = element(o, i, k + e);
       continue;
     }
-    // Depth vectors: side chunk / 4, depths (chunk % 4) * 8 on. Side vectors: depth chunk % 32, sides
-    // (chunk / 32) * 8 on, so that a warp's transposed stores (store_slab) go to 32 depths of one row at a time.
-    const bool along_depth = o.reads == Reads::kDepthVectors;
-    const int64_t i = i0 + (along_depth ? chunk / (kDepth / kVector) : chunk / kDepth * kVector);
-    const int64_t k = k0 + (along_depth ? chunk % (kDepth / kVector) * kVector : chunk % kDepth);
     const bool whole = along_depth ? i < o.sides && k + kVector <= o.depth : k < o.depth && i + kVector <= o.sides;
     if (whole) {
       *reinterpret_cast<Chunk*>(out) = *reinterpret_cast<const Chunk*>(o.data + i * o.side_stride + k * o.depth_stride);
@@ -96,16 +101,13 @@ __device__ __forceinline__ void load_slab(const Operand<T>& o, int64_t i0, int64
 template <typename T>
 __device__ __forceinline__ void store_slab(Reads reads, const T (&share)[kShare], T (*staged)[kRowHalves]) {
   for (int c = 0; c < kChunks; ++c) {
-    const int chunk = int(threadIdx.x) + c * kThreads;
+    const Place at = place_of(reads, int(threadIdx.x) + c * kThreads);
     const T* in = share + c * kVector;
     if (reads == Reads::kSideVectors) {
-      const int k = chunk % kDepth, i = chunk / kDepth * kVector;
 #pragma unroll
-      for (int e = 0; e < kVector; ++e) staged[i + e][k] = in[e];
+      for (int e = 0; e < kVector; ++e) staged[at.side + e][at.depth] = in[e];
     } else {
-      // Depth vectors and single elements share the order: side chunk / 4, depths (chunk % 4) * 8 on.
-      const int i = chunk / (kDepth / kVector), k = chunk % (kDepth / kVector) * kVector;
-      *reinterpret_cast<Chunk*>(&staged[i][k]) = *reinterpret_cast<const Chunk*>(in);
+      *reinterpret_cast<Chunk*>(&staged[at.side][at.depth]) = *reinterpret_cast<const Chunk*>(in);
     }
   }
 }
