@@ -7,6 +7,8 @@
 // along whichever dimension is contiguous in memory (the depth, or the
 // rows / columns, stored transposed), element by element otherwise and at
 // the edges, so any strides work and the common layouts load at full width.
+// Where both operands are read along the depth, a second kernel copies the
+// slabs asynchronously (tensor_core_gemm_async_kernel, below).
 #include <atomic>
 #include <cstdint>
 
@@ -200,9 +202,125 @@ __global__ void __launch_bounds__(kThreads) tensor_core_gemm_kernel(Operand<T> a
 #endif
 }
 
+// Where both operands are read along the depth 16 bytes at a time and the
+// depth is a whole number of such chunks (x Wᵀ, the most common product), the
+// slabs go straight from global to shared memory with cp.async, kStages of
+// them in flight, and the fragments come out with ldmatrix: no registers hold
+// the next slab and each fragment is one instruction.
+constexpr int kStages = 4;
+constexpr int kStageHalves = 2 * kTile * kRowHalves;  // A's slab, then B's
+constexpr size_t kAsyncSharedBytes = size_t(kStages) * kStageHalves * 2;
+
+__device__ __forceinline__ uint32_t shared_address(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes from `from` into shared memory at `to`, or 16 zero bytes where !valid (from is then not read).
+__device__ __forceinline__ void copy_chunk(void* to, const void* from, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(to)), "l"(from),
+               "r"(valid ? 16 : 0));
+}
+
+__device__ __forceinline__ void load_matrices(uint32_t (&r)[4], const void* at) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(shared_address(at)));
+}
+
+// The thread's chunks of the slab at depth k0 of one operand (side i0 on) into `staged`, zeros past its edges.
+template <typename T>
+__device__ __forceinline__ void copy_slab(const Operand<T>& o, int64_t i0, int64_t k0, T (*staged)[kRowHalves]) {
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) {
+    const int chunk = int(threadIdx.x) + c * kThreads;
+    const int i = chunk / (kDepth / kVector), k = chunk % (kDepth / kVector) * kVector;
+    const bool valid = i0 + i < o.sides && k0 + k < o.depth;
+    copy_chunk(&staged[i][k], valid ? o.data + (i0 + i) * o.side_stride + k0 + k : o.data, valid);
+  }
+}
+
+template <typename T, typename TC>
+__global__ void __launch_bounds__(kThreads, 2) tensor_core_gemm_async_kernel(Operand<T> a, Operand<T> b, Matrix<TC> C,
+                                                                          TC beta) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  auto As = [&](int stage) { return reinterpret_cast<T(*)[kRowHalves]>(shared_bytes) + stage * 2 * kTile; };
+  auto Bs = [&](int stage) { return As(stage) + kTile; };
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int g = lane / 4, t = lane % 4;
+  const int wm = warp / (kTile / kWarpCols) * kWarpRows, wn = warp % (kTile / kWarpCols) * kWarpCols;
+  const float beta_f = widen(beta);
+  const int64_t M = C.rows, N = C.cols, K = a.depth;
+  const int64_t slabs = (K + kDepth - 1) / kDepth;
+  const int64_t tiles_n = (N + kTile - 1) / kTile, tiles = (M + kTile - 1) / kTile * tiles_n;
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int64_t m0 = tile / tiles_n * kTile, n0 = tile % tiles_n * kTile;
+    float acc[kMTiles][kNTiles][4] = {};
+    // Slabs 0 .. kStages - 2 in flight, one commit group each (empty past the last slab, so that the count of
+    // groups a wait leaves pending always means the same slabs).
+#pragma unroll
+    for (int s = 0; s < kStages - 1; ++s) {
+      if (s < slabs) {
+        copy_slab(a, m0, s * kDepth, As(s));
+        copy_slab(b, n0, s * kDepth, Bs(s));
+      }
+      asm volatile("cp.async.commit_group;\n" ::);
+    }
+    for (int64_t slab = 0; slab < slabs; ++slab) {
+      // Slab `slab` has arrived, and every warp is done with the stage the next copy overwrites.
+      asm volatile("cp.async.wait_group %0;\n" ::"n"(kStages - 2));
+      __syncthreads();
+      const int64_t next = slab + kStages - 1;
+      if (next < slabs) {
+        copy_slab(a, m0, next * kDepth, As(int(next % kStages)));
+        copy_slab(b, n0, next * kDepth, Bs(int(next % kStages)));
+      }
+      asm volatile("cp.async.commit_group;\n" ::);
+      T(*as)[kRowHalves] = As(int(slab % kStages));
+      T(*bs)[kRowHalves] = Bs(int(slab % kStages));
+#pragma unroll
+      for (int kk = 0; kk < kDepth; kk += 16) {
+        // A: lane i points at row i % 16 of the warp's m16 tile, depth kk + 8 (i / 16): the four 8 x 8 matrices
+        // are a0..a3. B: lane i at column (i % 8) + 8 (i / 16) of an n16 pair, depth kk + 8 (i / 8 % 2).
+        uint32_t af[kMTiles][4];
+#pragma unroll
+        for (int mi = 0; mi < kMTiles; ++mi) load_matrices(af[mi], &as[wm + mi * 16 + lane % 16][kk + lane / 16 * 8]);
+#pragma unroll
+        for (int np = 0; np < kNTiles / 2; ++np) {
+          uint32_t bf[4];
+          load_matrices(bf, &bs[wn + np * 16 + lane % 8 + lane / 16 * 8][kk + lane / 8 % 2 * 8]);
+#pragma unroll
+          for (int mi = 0; mi < kMTiles; ++mi) {
+            mma<T>(acc[mi][2 * np], af[mi], bf[0], bf[1]);
+            mma<T>(acc[mi][2 * np + 1], af[mi], bf[2], bf[3]);
+          }
+        }
+      }
+    }
+    // Every copy group drained and every warp past its last ldmatrix before the next tile's copies start.
+    asm volatile("cp.async.wait_group 0;\n" ::);
+    __syncthreads();
+#pragma unroll
+    for (int mi = 0; mi < kMTiles; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < kNTiles; ++ni)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int64_t m = m0 + wm + mi * 16 + g + (q >= 2 ? 8 : 0), n = n0 + wn + ni * 8 + 2 * t + q % 2;
+          if (m < M && n < N) {
+            TC& c = C.data[m * C.rs + n * C.cs];
+            c = RoundTo<TC>::from(beta_f == 0.0f ? acc[mi][ni][q] : acc[mi][ni][q] + beta_f * widen(c));
+          }
+        }
+  }
+#endif
+}
+
+// The devices whose facts are kept (a device past them is asked again, or goes to the scalar kernel).
+constexpr int kDevices = 64;
+
 // Whether the current device runs bfloat16/float16 mma (sm_80 on), asked once per device.
 bool device_has_half_mma() {
-  constexpr int kDevices = 64;
   static std::atomic<int> major[kDevices] = {};
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kDevices) return false;
@@ -224,8 +342,22 @@ bool tensor_core_gemm(cudaStream_t stream, Matrix<const T> A, Matrix<const T> B,
   const Operand<T> a{A.data, A.rows, A.cols, A.rs, A.cs, reads_of(A.data, A.rs, A.cs)};
   const Operand<T> b{B.data, B.cols, B.rows, B.cs, B.rs, reads_of(B.data, B.cs, B.rs)};
   const int64_t tiles = (C.rows + kTile - 1) / kTile * ((C.cols + kTile - 1) / kTile);
-  launch("tensor_core_gemm_kernel", tensor_core_gemm_kernel<T, TC>, dim3(unsigned(std::min(tiles, kMaxGridBlocks))),
-         dim3(kThreads), 0, stream, a, b, C, beta);
+  const dim3 grid(unsigned(std::min(tiles, kMaxGridBlocks)));
+  if (a.reads == Reads::kDepthVectors && b.reads == Reads::kDepthVectors && A.cols % kVector == 0) {
+    // The kernel's shared memory is past the default 48 KB: allowed once per device.
+    static std::atomic<bool> sized[kDevices] = {};
+    int device = 0;
+    LLTM_CUDA_CHECK(cudaGetDevice(&device));
+    if (device < kDevices && !sized[device].load(std::memory_order_acquire)) {
+      LLTM_CUDA_CHECK(cudaFuncSetAttribute(tensor_core_gemm_async_kernel<T, TC>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, int(kAsyncSharedBytes)));
+      sized[device].store(true, std::memory_order_release);
+    }
+    launch("tensor_core_gemm_async_kernel", tensor_core_gemm_async_kernel<T, TC>, grid, dim3(kThreads),
+           kAsyncSharedBytes, stream, a, b, C, beta);
+    return true;
+  }
+  launch("tensor_core_gemm_kernel", tensor_core_gemm_kernel<T, TC>, grid, dim3(kThreads), 0, stream, a, b, C, beta);
   return true;
 }
 
