@@ -232,10 +232,10 @@ template <typename T>
 __device__ __forceinline__ void copy_slab(const Operand<T>& o, int64_t i0, int64_t k0, T (*staged)[kRowHalves]) {
 #pragma unroll
   for (int c = 0; c < kChunks; ++c) {
-    const int chunk = int(threadIdx.x) + c * kThreads;
-    const int i = chunk / (kDepth / kVector), k = chunk % (kDepth / kVector) * kVector;
-    const bool valid = i0 + i < o.sides && k0 + k < o.depth;
-    copy_chunk(&staged[i][k], valid ? o.data + (i0 + i) * o.side_stride + k0 + k : o.data, valid);
+    const Place at = place_of(Reads::kDepthVectors, int(threadIdx.x) + c * kThreads);
+    const bool valid = i0 + at.side < o.sides && k0 + at.depth < o.depth;
+    copy_chunk(&staged[at.side][at.depth], valid ? o.data + (i0 + at.side) * o.side_stride + k0 + at.depth : o.data,
+               valid);
   }
 }
 
