@@ -17,12 +17,24 @@ namespace lltm {
 // The reserve's parts start at multiples of this many bytes.
 constexpr uint64_t kStackedReserveAlign = 256;
 
+// A one-direction stack of two or more layers may run as a wavefront
+// (stacked_wavefront.h): each layer's sequence in up to this many chunks of
+// steps, layer l's chunk k beside layer l - 1's chunk k + 1. The reserve has
+// room for it whichever backend runs the call, so that its size depends on
+// the sizes alone.
+constexpr int64_t kMaxWavefrontChunks = 8;
+
 struct StackedLayout {
   int64_t layers, directions, steps, batch, features, state;
   int64_t align;      // params' parts start at multiples of this many elements
   uint64_t reserve;   // bytes of one layer's sequence reserve in one direction, rounded up to kStackedReserveAlign
   uint64_t outputs;   // bytes kept of one layer's outputs (every direction's), likewise
   uint64_t reversed;  // with two directions, bytes of the first layer's input reversed (deeper layers': `outputs`)
+  uint64_t boundary;  // where a wavefront may run: bytes of the last layer's h at a chunk's last step ([B, S])
+  uint64_t element_bytes;  // of the compute type
+
+  // Whether the layout has room for a wavefront (one direction, two or more layers).
+  bool wavefront() const { return directions == 1 && layers > 1; }
 
   // The sizes of a stacked call (its T, B, F, L, D and S, its `align` scalar, its compute type for the reserve).
   static StackedLayout of(const OpCall& c, int64_t align, const char* fn);
@@ -44,8 +56,19 @@ struct StackedLayout {
   uint64_t reversed_at(int64_t l) const {
     return outputs_at(layers - 1) + (l == 0 ? 0 : reversed + uint64_t(l - 1) * outputs);
   }
+  // Where a wavefront runs, the sequence reserve of layer l's chunk k, from step t0: aligned, after chunk k - 1's
+  // (whose t0 steps' reserve and under k alignments' padding end before t0 steps and k + 1 alignments; `reserve`
+  // has room for kMaxWavefrontChunks alignments), and the last layer's h at the last step of chunk k - 1,
+  // 0 < k < kMaxWavefrontChunks, which that layer's chunk k reads as its h0.
+  uint64_t chunk_reserve_at(int64_t l, int64_t k, int64_t t0) const {
+    const uint64_t step = uint64_t(batch * 5 * state) * element_bytes;
+    const uint64_t at = uint64_t(t0) * step + uint64_t(k) * kStackedReserveAlign;
+    return reserve_at(l, 0) + (at + kStackedReserveAlign - 1) / kStackedReserveAlign * kStackedReserveAlign;
+  }
+  uint64_t boundary_at(int64_t k) const { return outputs_at(layers - 1) + uint64_t(k - 1) * boundary; }
   uint64_t reserve_bytes() const {
-    return directions == 2 ? reversed_at(layers - 1) + (layers == 1 ? reversed : outputs) : outputs_at(layers - 1);
+    if (directions == 2) return reversed_at(layers - 1) + (layers == 1 ? reversed : outputs);
+    return outputs_at(layers - 1) + (wavefront() ? uint64_t(kMaxWavefrontChunks - 1) * boundary : 0);
   }
 
  private:
@@ -71,7 +94,9 @@ inline StackedLayout StackedLayout::of(const OpCall& c, int64_t align, const cha
   auto rounded = [](uint64_t n) {
     return (n + kStackedReserveAlign - 1) / kStackedReserveAlign * kStackedReserveAlign;
   };
-  // T*B*S*wide is below the sequence reserve, which fit; twice that too; T*B*F is the inputs' elements.
+  const bool wavefront = D == 1 && L > 1;
+  // T*B*S*wide is below the sequence reserve, which fit; twice that too; T*B*F is the inputs' elements. The
+  // wavefront's padding and boundaries are a few kilobytes beside them.
   return {L,
           D,
           T,
@@ -79,9 +104,11 @@ inline StackedLayout StackedLayout::of(const OpCall& c, int64_t align, const cha
           F,
           S,
           align,
-          rounded(reserve),
+          rounded(reserve) + (wavefront ? uint64_t(kMaxWavefrontChunks) * kStackedReserveAlign : 0),
           rounded(uint64_t(T) * uint64_t(B) * uint64_t(D * S) * wide),
-          D == 2 ? rounded(uint64_t(T) * uint64_t(B) * uint64_t(F) * wide) : 0};
+          D == 2 ? rounded(uint64_t(T) * uint64_t(B) * uint64_t(F) * wide) : 0,
+          wavefront ? rounded(uint64_t(B) * uint64_t(S) * wide) : 0,
+          wide};
 }
 
 inline int64_t StackedLayout::weights_at(int64_t l, int64_t d) const {

@@ -1,11 +1,17 @@
 // The stacked ops' parts on CUDA (stacked_passes.h): each layer through the
-// sequence engine's op, scratch from the device's pool.
+// sequence engine's op, scratch from the device's pool, a lane a layer where
+// the layers run as a wavefront.
 #pragma once
+
+#include <algorithm>
 
 #include "op_call.h"
 #include "runtime/device.h"
+#include "runtime/lanes.h"
 #include "runtime/memory_pool.h"
 #include "runtime/op_registry.h"
+#include "sequence/engine.h"
+#include "stacked_layout.h"
 
 namespace lltm::cuda {
 
@@ -14,6 +20,32 @@ struct StackedParts {
   void run(const OpCall& part) { op_runner(part.op)(part, device); }
   void* alloc(uint64_t bytes) { return cuda::alloc(bytes, device); }
   void free(void* data) { cuda::free(data, device); }
+  // A wavefront where every layer's recurrence, at the products' rounding where the compute type has one, runs
+  // in clusters that leave room on the device for the others' (stacked_wavefront.h).
+  int64_t wavefront_chunks(const OpCall& c, const StackedLayout& at) const;
+  // A lane a layer (layers kMaxLanes apart share one: a wait then also waits for the other's later work).
+  class Lanes {
+   public:
+    Lanes(StackedParts& parts, int count) : lanes_(parts.device, std::min(count, cuda::Lanes::kMaxLanes)) {}
+    void use(int layer) { lanes_.use(layer % cuda::Lanes::kMaxLanes); }
+    void signal(int layer) { lanes_.signal(layer % cuda::Lanes::kMaxLanes); }
+    void wait(int layer, int on) { lanes_.wait(layer % cuda::Lanes::kMaxLanes, on % cuda::Lanes::kMaxLanes); }
+
+   private:
+    cuda::Lanes lanes_;
+  };
 };
+
+// Chunks of a wavefront where it runs: the layers overlap in all but one chunk's time (K + L - 1 chunks' time
+// instead of K L), against a launch and a load of the recurrent weights a chunk.
+constexpr int64_t kWavefrontChunks = 4;
+
+inline int64_t StackedParts::wavefront_chunks(const OpCall& c, const StackedLayout& at) const {
+  const int64_t blocks = clustered_recurrence_blocks(c.compute, LLTM_MATMUL_PRECISION_HIGH, at.state, at.batch);
+  int sms = 0;
+  LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int64_t at_once = std::min<int64_t>(at.layers, cuda::Lanes::kMaxLanes);
+  return blocks > 0 && blocks * at_once <= sms ? kWavefrontChunks : 1;
+}
 
 }  // namespace lltm::cuda

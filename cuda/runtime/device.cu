@@ -31,9 +31,59 @@ int device_count() {
   return count;
 }
 
+namespace {
+
+// The calling thread's lane: on device lane_device, lane (0 elsewhere).
+thread_local int lane_device = -1;
+thread_local int lane = 0;
+
+DeviceState& device_state(int device);
+
+// A lane's state, made on first use and kept for the process: its stream
+// takes the device stream's priority, which side work yields to.
+DeviceState& lane_state(int device, int k) {
+  static std::mutex mutex;
+  static std::vector<std::vector<std::unique_ptr<DeviceState>>> lanes(static_cast<size_t>(device_count()));
+  std::lock_guard<std::mutex> lock(mutex);
+  std::vector<std::unique_ptr<DeviceState>>& of = lanes.at(size_t(device));
+  if (of.size() <= size_t(k)) of.resize(size_t(k) + 1);
+  if (of[size_t(k)] != nullptr) return *of[size_t(k)];
+  const DeviceState& own = device_state(device);
+  auto fresh = std::make_unique<DeviceState>();
+  int least = 0, greatest = 0;
+  LLTM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  LLTM_CUDA_CHECK(cudaStreamCreateWithPriority(&fresh->stream, cudaStreamNonBlocking, greatest));
+  fresh->side = own.side;
+#if LLTM_HAVE_CUBLAS
+  if (own.blas != nullptr) {
+    LLTM_CUDA_CHECK(cublasCreate(&fresh->blas));
+    LLTM_CUDA_CHECK(cublasSetStream(fresh->blas, fresh->stream));
+    fresh->side_blas = own.side_blas;
+  }
+#endif
+  of[size_t(k)] = std::move(fresh);
+  return *of[size_t(k)];
+}
+
+}  // namespace
+
+void set_thread_lane(int device, int k) {
+  lane_device = k == 0 ? -1 : device;
+  lane = k;
+}
+
+int thread_lane(int device) { return device == lane_device ? lane : 0; }
+
+DeviceState& state(int device) {
+  if (device == lane_device) return lane_state(device, lane);
+  return device_state(device);
+}
+
+namespace {
+
 // Read at every call without a lock: a device's state is made once, under
 // the mutex, and published by a release store; it lives as long as the process.
-DeviceState& state(int device) {
+DeviceState& device_state(int device) {
   static std::mutex mutex;
   static std::vector<std::atomic<DeviceState*>> states(static_cast<size_t>(device_count()));
   std::atomic<DeviceState*>& slot = states.at(size_t(device));
@@ -65,6 +115,8 @@ DeviceState& state(int device) {
   slot.store(fresh.get(), std::memory_order_release);
   return *fresh.release();
 }
+
+}  // namespace
 
 Scratch::Scratch(size_t bytes) {
   if (bytes == 0) return;

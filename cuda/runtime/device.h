@@ -33,8 +33,15 @@ class DeviceGuard {
   int device_;
 };
 
-// The device's state, created on first use; the device must be current.
+// The device's state, created on first use; the device must be current. On
+// a lane of the device (runtime/lanes.h), the lane's state: its own stream
+// and cuBLAS handle, the device's side stream.
 DeviceState& state(int device);
+
+// The calling thread's lane on `device` from now (0: the device's stream;
+// runtime/lanes.h), and the lane it is on.
+void set_thread_lane(int device, int lane);
+int thread_lane(int device);
 
 int device_count();
 

@@ -8,6 +8,7 @@
 
 #include "lltm_args.h"
 #include "runtime/device.h"
+#include "runtime/lanes.h"
 #include "runtime/memory_pool.h"
 #include "runtime/side_work.h"
 
@@ -26,7 +27,7 @@ namespace {
 // again without a driver call: each cudaMallocAsync is a call into the
 // driver's pool, which shows in the cost of a small call. Reuse is safe
 // because a device's work runs on its one stream, in order, except side work
-// (runtime/side_work.h), while which freed blocks wait.
+// (runtime/side_work.h) and lanes (runtime/lanes.h), while which freed blocks wait.
 struct BlockCache {
   std::mutex mutex;
   std::unordered_map<void*, uint64_t> sizes;     // live and cached blocks
@@ -165,7 +166,8 @@ void free(void* data, int device) {
                                         std::to_string(device));
     size = it->second;
   }
-  // Outside the cache's lock: side work's lock comes first where both are held.
+  // Outside the cache's lock: side work's and the lanes' locks come first where both are held.
+  if (park_free(device, data)) return;
   if (!defer_free(device, data, size)) free_now(data, device);
 }
 

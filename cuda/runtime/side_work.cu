@@ -8,6 +8,7 @@
 
 #include "lltm_args.h"
 #include "runtime/device.h"
+#include "runtime/lanes.h"
 #include "runtime/memory_pool.h"
 #include "runtime/side_work.h"
 
@@ -51,7 +52,9 @@ void settle(Pending& p, int device) {
   p.touched.clear();
   std::vector<void*> blocks;
   blocks.swap(p.deferred);
-  for (void* block : blocks) free_now(block, device);
+  // Settled on one lane (runtime/lanes.h), a block is not yet safe on the others: it waits for their join.
+  for (void* block : blocks)
+    if (!park_free(device, block)) free_now(block, device);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "math/strided.h"
 #include "runtime/device.h"
 #include "runtime/kernel_choice.h"
+#include "runtime/lanes.h"
 #include "runtime/side_work.h"
 #include "sequence/cluster/cluster.h"
 #include "sequence/engine.h"
@@ -189,11 +190,13 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
   const T* reserve = static_cast<const T*>(a.reserve);
   // The weight gradients go to the side stream outside the graph path (whose
   // finish runs inside its graph); a call that starts beside a layer's worth
-  // of side work takes the clusters' half of the device, leaving the rest to
-  // it (where the side work is small the grid kernel's speed pays more).
+  // of side work, or on a lane beside others, takes the clusters' half of the
+  // device, leaving the rest to them (where the side work is small the grid
+  // kernel's speed pays more).
   const bool side_stream = !forced("one-stream");
   const bool overlap_weight_gradients = side_stream && kernels.recurrence != Recurrence::kGraph;
-  const bool beside_side_work = side_stream && side_work_flops(device) >= kHalfDeviceSideFlops;
+  const bool beside_side_work =
+      side_stream && (side_work_flops(device) >= kHalfDeviceSideFlops || on_shared_lane(device));
   SequenceBackwardTensors<T> p{optional_accessor<const T, 3>(a.grad_outputs),
                                optional_accessor<const T, 2>(a.grad_last_h),
                                optional_accessor<const T, 2>(a.grad_last_cell),
@@ -309,7 +312,23 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
   finish(persistent_backward(p, products, dev.stream) ? by_gate : by_row, nullptr);
 }
 
+template <typename T>
+int64_t clustered_blocks(int32_t float32_precision, int64_t S, int64_t B) {
+  const RecurrentProducts products = recurrent_products<T>(float32_precision);
+  if (choose<T>(S, B, products).recurrence == Recurrence::kCluster) return cluster_blocks<T>(S, B);
+  if constexpr (std::is_same_v<T, float>) {
+    if (products != RecurrentProducts::kExact && !forced("persistent")) return cluster_mma_blocks(S, B, products);
+  }
+  return 0;
+}
+
 }  // namespace
+
+int64_t clustered_recurrence_blocks(int32_t dtype, int32_t float32_precision, int64_t S, int64_t B) {
+  return dispatch_compute(dtype, "lltm_stacked_forward", [&](auto types) {
+    return clustered_blocks<typename decltype(types)::compute>(float32_precision, S, B);
+  });
+}
 
 void sequence_forward(const SequenceForwardArgs& args, int32_t dtype, int32_t float32_precision, int device) {
   DeviceGuard guard(device);

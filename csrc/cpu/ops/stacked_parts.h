@@ -6,6 +6,7 @@
 #include <string>
 
 #include "../../op_call.h"
+#include "../../stacked_layout.h"
 #include "../../status.h"
 #include "../kernels.h"
 #include "../lltm_cpu.h"
@@ -24,6 +25,15 @@ struct StackedParts {
   }
   void* alloc(uint64_t bytes) { return cpu::alloc(bytes); }
   void free(void* data) { cpu::free(data); }
+  // The layers share the cores whatever their order: no wavefront unless LLTM_STACKED_CHUNKS asks for one, and
+  // then its parts run in the order they come.
+  int64_t wavefront_chunks(const OpCall&, const StackedLayout&) const { return 1; }
+  struct Lanes {
+    Lanes(StackedParts&, int) {}
+    void use(int) {}
+    void signal(int) {}
+    void wait(int, int) {}
+  };
 };
 
 }  // namespace lltm::cpu::LLTM_ISA_NAMESPACE

@@ -1,4 +1,6 @@
 // The cluster recurrence's entry points: each pass's plan for a size, and its launch.
+#include <algorithm>
+
 #include "runtime/launch.h"
 #include "sequence/cluster/backward_kernel.cuh"
 #include "sequence/cluster/backward_mma_kernel.cuh"
@@ -36,6 +38,12 @@ bool cluster_one_wave(int64_t S, int64_t B) {
 }
 
 template <typename T>
+int64_t cluster_blocks(int64_t S, int64_t B) {
+  const cluster::ClusterPlan forward = forward_plan<T>(S, B), backward = backward_plan<T>(S, B);
+  return std::max(int64_t(forward.blocks) * forward.clusters, int64_t(backward.blocks) * backward.clusters);
+}
+
+template <typename T>
 void cluster_forward(const SequenceForwardTensors<T>& p, cudaStream_t stream) {
   const cluster::ClusterPlan plan = forward_plan<T>(p.S, p.B);
   launch_cluster("forward_cluster", cluster::forward_cluster<T>, dim3(plan.blocks, plan.clusters),
@@ -51,6 +59,13 @@ void cluster_backward(const SequenceBackwardTensors<T>& p, cudaStream_t stream) 
 
 namespace {
 
+// A pass's tensor-core cluster kernel's plan at S states and B rows.
+template <typename Products, typename Kernel>
+cluster::MmaPlan mma_plan_of(Kernel* kernel, int64_t S, int64_t B, int64_t shared) {
+  return cluster::mma_plan(reinterpret_cast<const void*>(kernel), S, B, cluster::kMmaStates, cluster::kMmaRows,
+                           cluster::kMmaThreads, shared, Products::kMaxState);
+}
+
 // Launches a pass's tensor-core cluster kernel for `products` where its plan fits; false where it does not.
 template <typename Tensors, typename KernelOf, typename SharedBytes>
 bool launch_mma_pass(const char* name, const Tensors& p, RecurrentProducts products, cudaStream_t stream,
@@ -58,9 +73,7 @@ bool launch_mma_pass(const char* name, const Tensors& p, RecurrentProducts produ
   return persistent::with_products(products, [&](auto products) {
     using Products = decltype(products);
     auto* kernel = kernel_of(products);
-    const cluster::MmaPlan plan =
-        cluster::mma_plan(reinterpret_cast<const void*>(kernel), p.S, p.B, cluster::kMmaStates, cluster::kMmaRows,
-                          cluster::kMmaThreads, shared_bytes(products, p.S), Products::kMaxState);
+    const cluster::MmaPlan plan = mma_plan_of<Products>(kernel, p.S, p.B, shared_bytes(products, p.S));
     if (plan.blocks == 0) return false;
     launch_cluster(name, kernel, dim3(plan.blocks, plan.clusters), dim3(cluster::kMmaThreads), plan.blocks,
                    plan.shared, stream, p);
@@ -84,6 +97,20 @@ bool cluster_mma_backward(const SequenceBackwardTensors<float>& p, RecurrentProd
       [](auto products, int64_t S) { return cluster::backward_mma_shared_bytes<decltype(products)>(S); });
 }
 
+int64_t cluster_mma_blocks(int64_t S, int64_t B, RecurrentProducts products) {
+  return persistent::with_products(products, [&](auto products) -> int64_t {
+    using Products = decltype(products);
+    const cluster::MmaPlan forward = mma_plan_of<Products>(cluster::forward_cluster_mma<Products>, S, B,
+                                                           cluster::forward_mma_shared_bytes<Products>(S));
+    const cluster::MmaPlan backward = mma_plan_of<Products>(cluster::backward_cluster_mma<Products>, S, B,
+                                                            cluster::backward_mma_shared_bytes<Products>(S));
+    if (forward.blocks == 0 || backward.blocks == 0) return 0;
+    return std::max(int64_t(forward.blocks) * forward.clusters, int64_t(backward.blocks) * backward.clusters);
+  });
+}
+
+template int64_t cluster_blocks<float>(int64_t, int64_t);
+template int64_t cluster_blocks<double>(int64_t, int64_t);
 template bool cluster_fits<float>(int64_t, int64_t);
 template bool cluster_fits<double>(int64_t, int64_t);
 template bool cluster_one_wave<float>(int64_t, int64_t);

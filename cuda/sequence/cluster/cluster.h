@@ -25,6 +25,13 @@ bool cluster_fits(int64_t S, int64_t B);
 template <typename T>
 bool cluster_one_wave(int64_t S, int64_t B);
 
+// The blocks the cluster kernels launch at S states and B rows, in the pass that launches more.
+template <typename T>
+int64_t cluster_blocks(int64_t S, int64_t B);
+
+// Likewise for the tensor-core cluster kernels with `products` (not kExact); 0 where either pass does not fit.
+int64_t cluster_mma_blocks(int64_t S, int64_t B, RecurrentProducts products);
+
 // After the input projection: p.gin holds x_t W_x^T for every step.
 template <typename T>
 void cluster_forward(const SequenceForwardTensors<T>& p, cudaStream_t stream);

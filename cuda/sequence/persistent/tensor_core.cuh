@@ -165,16 +165,17 @@ struct Bf16Products {
   __device__ static void mma(float (&d)[4], const A& a, const uint32_t (&w)[kWords]) { mma_bf16(d, a, w[0], w[1]); }
 };
 
-// Calls body(Products{}) with the tensor-core products that `products` names; false for exact products.
+// Calls body(Products{}) with the tensor-core products that `products` names; for exact products, the body's
+// result type's zero (false).
 template <typename Body>
-bool with_products(RecurrentProducts products, Body&& body) {
+auto with_products(RecurrentProducts products, Body&& body) -> decltype(body(Tf32Products{})) {
   switch (products) {
     case RecurrentProducts::kTf32:
       return body(Tf32Products{});
     case RecurrentProducts::kBfloat16:
       return body(Bf16Products{});
     default:
-      return false;
+      return {};
   }
 }
 

@@ -1,0 +1,29 @@
+/**
+ * The stacked ops run as a wavefront (csrc/stacked_wavefront.h), which the parent forces with
+ * LLTM_STACKED_CHUNKS at sizes where the backend would not choose it, against the same layers run one sequence
+ * call each: random sizes (T from 1, so that some stacks have fewer steps than chunks), one direction, no
+ * lengths (a wavefront runs neither), float64 and float32; then, on CUDA, a size where the backend chooses the
+ * wavefront itself (every layer's recurrence in clusters on under half the device). Exits 1 on the first failure.
+ * usage: wavefront_child.ts cpu|cuda
+ */
+import process from "node:process";
+
+import fc from "fast-check";
+import { type DType } from "../ts/index.ts";
+import { assertProperty } from "./sequence_helpers.ts";
+import { check, stack } from "./stacked_check.ts";
+
+const device = process.argv[2] === "cuda" ? "cuda" : "cpu";
+assertProperty(
+  fc.property(
+    fc.integer({ min: 1, max: 9 }), fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 7 }),
+    fc.integer({ min: 1, max: 9 }), fc.integer({ min: 2, max: 4 }), fc.constantFrom(1, 3, 16),
+    fc.constantFrom<DType>("float64", "float32"), fc.integer({ min: 0, max: 1000 }),
+    (T, B, F, S, L, align, dtype, seed) => check(stack(T, B, F, S, L, 1, align, seed), dtype, device, false, seed),
+  ),
+  { numRuns: 12, seed: 23 },
+);
+if (device === "cuda" && process.env.LLTM_STACKED_CHUNKS === undefined) {
+  check(stack(12, 64, 48, 512, 2, 1, 16, 5), "float32", device, false, 5);
+}
+console.log("ok");
