@@ -35,7 +35,8 @@ constexpr int kChunks = kShare / kVector;                   // ... as 16-byte ch
 static_assert(kShare == 16 && kChunks == 2, "a thread's share of a slab is two 16-byte chunks");
 
 // How an operand's slab is read: 8 elements along the depth, 8 along the
-// tile's side (the slab then stored transposed), or one at a time.
+// tile's side (which the first kernel stores transposed, and the second
+// stages as read), or one at a time.
 enum class Reads : int { kDepthVectors, kSideVectors, kElements };
 
 // An operand as its slabs read it: element (i, k) of the tile's side i and
@@ -215,8 +216,8 @@ __global__ void __launch_bounds__(kThreads) tensor_core_gemm_kernel(Operand<T> a
 constexpr int kStages = 4;
 constexpr int kStageHalves = 2 * kTile * kRowHalves;  // A's slab, then B's
 constexpr size_t kAsyncSharedBytes = size_t(kStages) * kStageHalves * 2;
-// Halves past each depth-major row of kTile sides: 272-byte rows, so that the 8 rows (depths) a transposed matrix
-// load reads fall on different banks.
+// A depth-major slab's rows: kTile sides and 8 halves past them, 272 bytes, so that the 8 rows (depths) a
+// transposed matrix load reads fall on different banks.
 constexpr int kSideRowHalves = kTile + 8;
 static_assert(kDepth * kSideRowHalves <= kTile * kRowHalves, "a depth-major slab fits in the stage's room for one");
 
