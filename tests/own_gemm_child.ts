@@ -1,11 +1,21 @@
 /**
  * linear and its backward on CUDA in bfloat16 and float16 through the
  * library's own product kernels (run by cuda_linear_half.test.ts with
- * LLTM_CUDA_KERNELS=fused: the tensor-core kernel, and the scalar one below
- * its sizes), over odd sizes, a depth that ends mid-slab, and operands laid
+ * LLTM_CUDA_KERNELS=fused: the tensor-core kernels, and the scalar one below
+ * their sizes), over odd sizes, a depth that ends mid-slab, and operands laid
  * out by rows, by columns and with gaps, fresh and added into given
  * gradients, against the float64 reference on the same rounded inputs.
  * Prints one line per failure and exits 1 if any.
+ *
+ * Which tensor-core kernel a product runs follows from how each operand is
+ * read (cuda/math/tensor_core_gemm.cu): 16 bytes along the depth (D), 16
+ * bytes along the output side, i.e. transposed (S), or element by element.
+ * y = x Wᵀ reads x by rows (D) or, transposed, by columns (S), and W the
+ * other way round; dX = gy W and dW = gyᵀ x read W and x across their rows
+ * (S where contiguous). Over the layouts below the asynchronous kernel gets
+ * all four mixes DD, DS, SD and SS, at whole and partial tiles, SS at depths
+ * 17 and 45 (no whole number of chunks, which only a depth-vector operand
+ * needs), and the register-staged kernel the rest.
  */
 import process from "node:process";
 
@@ -15,8 +25,17 @@ import { referenceLinear, referenceLinearBackward } from "./linear_reference.ts"
 
 // [rows N, in K, out M]: two whole 128 x 128 tiles and more, odd sizes, a depth of 17 (one slab, partly
 // filled), a depth of 72 (a whole number of 16-byte chunks ending mid-slab, the asynchronous copies' zero fill)
-// over partial tiles, and a product too small for the tensor cores (the scalar kernel).
-const shapes: readonly [number, number, number][] = [[256, 512, 384], [37, 45, 29], [130, 17, 200], [200, 72, 136], [9, 64, 5]];
+// over partial tiles, sides that are whole chunks around a depth of 17 (x and W transposed: both read along
+// the side, y's depth in no whole chunks) and around an out size of 45 (dX = gy W reads gy and W along the side,
+// 45 deep), and a product too small for the tensor cores (the scalar kernel).
+const shapes: readonly [number, number, number][] = [
+  [256, 512, 384], [37, 45, 29], [130, 17, 200], [200, 72, 136], [136, 17, 200], [136, 72, 45], [9, 64, 5],
+];
+// x and W each by rows and by columns (all four ways the asynchronous kernel reads a pair), and x with gaps.
+const layoutPairs = [
+  ["contiguous", "contiguous"], ["transposed", "transposed"], ["contiguous", "transposed"],
+  ["transposed", "contiguous"], ["strided", "contiguous"],
+] as const satisfies readonly [Layout, Layout][];
 const failures: string[] = [];
 const check = (what: string, actual: Tensor, expected: ArrayLike<number>, tol: number) => {
   const e = referenceError(actual.toTypedArray(), expected);
@@ -26,7 +45,7 @@ let seed = 1;
 for (const dt of ["bfloat16", "float16"] as const satisfies readonly DType[]) {
   const tol = tolerance[dt];
   for (const [N, K, M] of shapes) {
-    for (const [lx, lw] of [["contiguous", "contiguous"], ["transposed", "transposed"], ["strided", "contiguous"]] as const satisfies readonly [Layout, Layout][]) {
+    for (const [lx, lw] of layoutPairs) {
       const at = `${dt} ${N}x${K}x${M} x ${lx} w ${lw}`;
       using x = makeInput([N, K], lx, seed++, dt, "cuda");
       using w = makeInput([M, K], lw, seed++, dt, "cuda", 1 / Math.sqrt(K));
@@ -43,6 +62,22 @@ for (const dt of ["bfloat16", "float16"] as const satisfies readonly DType[]) {
       check(`${at}: dWeight added to ones`, dW, ref.dWeight.map((v) => v + 1), tol);
     }
   }
+}
+// x the transpose of 37 of the 40 columns of a [64, 40] tensor: read along the side with a stride of whole
+// chunks, but a chunk of its 37 sides (of y's A), or of its 37-deep depth (of dW's B), would cross the edge: the
+// register-staged kernel.
+for (const dt of ["bfloat16", "float16"] as const satisfies readonly DType[]) {
+  const [N, K, M, tol] = [37, 64, 136, tolerance[dt]];
+  using wide = makeInput([K, N + 3], "contiguous", seed++, dt, "cuda");
+  using window = wide.narrow(1, 0, N);
+  using x = window.transpose();
+  using w = makeInput([M, K], "transposed", seed++, dt, "cuda", 1 / Math.sqrt(K));
+  using y = linear(x, w);
+  check(`${dt} ${N}x${K}x${M} x a window of a transposed tensor: y`, y, referenceLinear(x, w), tol);
+  using gy = makeInput([N, M], "contiguous", seed++, dt, "cuda");
+  using g = linearBackward(gy, x, w, { needX: false, needBias: false });
+  check(`${dt} ${N}x${K}x${M} x a window of a transposed tensor: dWeight`, g.dWeight!,
+    referenceLinearBackward(gy, x, w).dWeight, tol);
 }
 for (const f of failures) console.log(f);
 console.log(`${failures.length} failures`);

@@ -7,8 +7,9 @@
 // along whichever dimension is contiguous in memory (the depth, or the
 // rows / columns, stored transposed), element by element otherwise and at
 // the edges, so any strides work and the common layouts load at full width.
-// Where both operands are read along the depth, a second kernel copies the
-// slabs asynchronously (tensor_core_gemm_async_kernel, below).
+// Where each operand is read 16 bytes at a time (along the depth or the side)
+// in chunks that never cross its edges, a second kernel copies the slabs
+// asynchronously (tensor_core_gemm_async_kernel, below).
 #include <atomic>
 #include <cstdint>
 
@@ -34,7 +35,8 @@ constexpr int kChunks = kShare / kVector;                   // ... as 16-byte ch
 static_assert(kShare == 16 && kChunks == 2, "a thread's share of a slab is two 16-byte chunks");
 
 // How an operand's slab is read: 8 elements along the depth, 8 along the
-// tile's side (the slab then stored transposed), or one at a time.
+// tile's side (which the first kernel stores transposed, and the second
+// stages as read), or one at a time.
 enum class Reads : int { kDepthVectors, kSideVectors, kElements };
 
 // An operand as its slabs read it: element (i, k) of the tile's side i and
@@ -202,14 +204,22 @@ __global__ void __launch_bounds__(kThreads) tensor_core_gemm_kernel(Operand<T> a
 #endif
 }
 
-// Where both operands are read along the depth 16 bytes at a time and the
-// depth is a whole number of such chunks (x Wᵀ, the most common product), the
-// slabs go straight from global to shared memory with cp.async, kStages of
-// them in flight, and the fragments come out with ldmatrix: no registers hold
-// the next slab and each fragment is one instruction.
+// Where each operand is read 16 bytes at a time, along the depth or along
+// the side, in chunks that never cross its edges (whole_chunks, below: x Wᵀ,
+// and the backward's products, which read an operand transposed), the slabs
+// go straight from global to shared memory with cp.async, kStages of them in
+// flight, and the fragments come out with ldmatrix: no registers hold the
+// next slab and each fragment is one instruction. A slab is staged as memory
+// holds it, so that every copy is one 16-byte chunk: depth vectors side-major
+// (as the first kernel stages them), side vectors depth-major, whose 8 x 8
+// matrices ldmatrix .trans turns into the same fragments.
 constexpr int kStages = 4;
 constexpr int kStageHalves = 2 * kTile * kRowHalves;  // A's slab, then B's
 constexpr size_t kAsyncSharedBytes = size_t(kStages) * kStageHalves * 2;
+// A depth-major slab's rows: kTile sides and 8 halves past them, 272 bytes, so that the 8 rows (depths) a
+// transposed matrix load reads fall on different banks.
+constexpr int kSideRowHalves = kTile + 8;
+static_assert(kDepth * kSideRowHalves <= kTile * kRowHalves, "a depth-major slab fits in the stage's room for one");
 
 __device__ __forceinline__ uint32_t shared_address(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -227,25 +237,64 @@ __device__ __forceinline__ void load_matrices(uint32_t (&r)[4], const void* at) 
                : "r"(shared_address(at)));
 }
 
-// The thread's chunks of the slab at depth k0 of one operand (side i0 on) into `staged`, zeros past its edges.
-template <typename T>
-__device__ __forceinline__ void copy_slab(const Operand<T>& o, int64_t i0, int64_t k0, T (*staged)[kRowHalves]) {
+// As load_matrices, each 8 x 8 matrix transposed: a thread gets (rows 2t, 2t + 1; column g) instead of (row g;
+// columns 2t, 2t + 1).
+__device__ __forceinline__ void load_matrices_transposed(uint32_t (&r)[4], const void* at) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(shared_address(at)));
+}
+
+// Where element (side i, depth k) of a staged slab lies: depth vectors side-major in rows of kRowHalves, side
+// vectors depth-major in rows of kSideRowHalves.
+template <Reads R>
+__device__ __forceinline__ int staged_at(int i, int k) {
+  return R == Reads::kSideVectors ? k * kSideRowHalves + i : i * kRowHalves + k;
+}
+
+// Where the copies place chunk `chunk` of a slab: depth vectors as place_of; side vectors at depth chunk / 16,
+// sides (chunk % 16) * 8 on, so that a warp reads 256 contiguous bytes of each of two depths.
+template <Reads R>
+__device__ __forceinline__ Place copy_place(int chunk) {
+  constexpr int kRowChunks = kTile / kVector;
+  if (R == Reads::kSideVectors) return {chunk % kRowChunks * kVector, chunk / kRowChunks};
+  return place_of(Reads::kDepthVectors, chunk);
+}
+
+// The thread's chunks of the slab at depth k0 of one operand (side i0 on) into `staged`, zeros past its edges
+// (a chunk lies wholly inside or wholly past them: whole_chunks).
+template <Reads R, typename T>
+__device__ __forceinline__ void copy_slab(const Operand<T>& o, int64_t i0, int64_t k0, T* staged) {
 #pragma unroll
   for (int c = 0; c < kChunks; ++c) {
-    const Place at = place_of(Reads::kDepthVectors, int(threadIdx.x) + c * kThreads);
-    const bool valid = i0 + at.side < o.sides && k0 + at.depth < o.depth;
-    copy_chunk(&staged[at.side][at.depth], valid ? o.data + (i0 + at.side) * o.side_stride + k0 + at.depth : o.data,
-               valid);
+    const Place at = copy_place<R>(int(threadIdx.x) + c * kThreads);
+    const int64_t i = i0 + at.side, k = k0 + at.depth;
+    const bool valid = i < o.sides && k < o.depth;
+    const T* from = valid ? o.data + i * o.side_stride + k * o.depth_stride : o.data;
+    copy_chunk(staged + staged_at<R>(at.side, at.depth), from, valid);
   }
 }
 
-template <typename T, typename TC>
+// The four 8 x 8 matrices of an operand's fragments, this lane's matrix (lane / 8) starting at (side, depth) of the
+// staged slab. Depth vectors: the matrix's rows are 8 sides, loaded as they are; side vectors: its rows are 8
+// depths, loaded transposed. Either way a thread gets the pairs of consecutive depths mma.sync wants.
+template <Reads R, typename T>
+__device__ __forceinline__ void load_fragments(uint32_t (&r)[4], const T* staged, int side, int depth) {
+  const int row = threadIdx.x % 8;
+  if constexpr (R == Reads::kSideVectors) {
+    load_matrices_transposed(r, staged + staged_at<R>(side, depth + row));
+  } else {
+    load_matrices(r, staged + staged_at<R>(side + row, depth));
+  }
+}
+
+template <typename T, typename TC, Reads kReadsA, Reads kReadsB>
 __global__ void __launch_bounds__(kThreads, 2) tensor_core_gemm_async_kernel(Operand<T> a, Operand<T> b, Matrix<TC> C,
                                                                           TC beta) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   extern __shared__ __align__(16) unsigned char shared_bytes[];
-  auto As = [&](int stage) { return reinterpret_cast<T(*)[kRowHalves]>(shared_bytes) + stage * 2 * kTile; };
-  auto Bs = [&](int stage) { return As(stage) + kTile; };
+  auto As = [&](int stage) { return reinterpret_cast<T*>(shared_bytes) + stage * kStageHalves; };
+  auto Bs = [&](int stage) { return As(stage) + kTile * kRowHalves; };
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int g = lane / 4, t = lane % 4;
   const int wm = warp / (kTile / kWarpCols) * kWarpRows, wn = warp % (kTile / kWarpCols) * kWarpCols;
@@ -261,8 +310,8 @@ __global__ void __launch_bounds__(kThreads, 2) tensor_core_gemm_async_kernel(Ope
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) {
       if (s < slabs) {
-        copy_slab(a, m0, s * kDepth, As(s));
-        copy_slab(b, n0, s * kDepth, Bs(s));
+        copy_slab<kReadsA>(a, m0, s * kDepth, As(s));
+        copy_slab<kReadsB>(b, n0, s * kDepth, Bs(s));
       }
       asm volatile("cp.async.commit_group;\n" ::);
     }
@@ -272,23 +321,24 @@ __global__ void __launch_bounds__(kThreads, 2) tensor_core_gemm_async_kernel(Ope
       __syncthreads();
       const int64_t next = slab + kStages - 1;
       if (next < slabs) {
-        copy_slab(a, m0, next * kDepth, As(int(next % kStages)));
-        copy_slab(b, n0, next * kDepth, Bs(int(next % kStages)));
+        copy_slab<kReadsA>(a, m0, next * kDepth, As(int(next % kStages)));
+        copy_slab<kReadsB>(b, n0, next * kDepth, Bs(int(next % kStages)));
       }
       asm volatile("cp.async.commit_group;\n" ::);
-      T(*as)[kRowHalves] = As(int(slab % kStages));
-      T(*bs)[kRowHalves] = Bs(int(slab % kStages));
+      const T* as = As(int(slab % kStages));
+      const T* bs = Bs(int(slab % kStages));
 #pragma unroll
       for (int kk = 0; kk < kDepth; kk += 16) {
-        // A: lane i points at row i % 16 of the warp's m16 tile, depth kk + 8 (i / 16): the four 8 x 8 matrices
-        // are a0..a3. B: lane i at column (i % 8) + 8 (i / 16) of an n16 pair, depth kk + 8 (i / 8 % 2).
+        // A's m16 tile: matrices a0..a3 at sides + 8 (lane / 8 % 2), depths + 8 (lane / 16). B's n16 pair: b0, b1
+        // of its first n8 tile, then of its second, at sides + 8 (lane / 16), depths + 8 (lane / 8 % 2).
         uint32_t af[kMTiles][4];
 #pragma unroll
-        for (int mi = 0; mi < kMTiles; ++mi) load_matrices(af[mi], &as[wm + mi * 16 + lane % 16][kk + lane / 16 * 8]);
+        for (int mi = 0; mi < kMTiles; ++mi)
+          load_fragments<kReadsA>(af[mi], as, wm + mi * 16 + lane / 8 % 2 * 8, kk + lane / 16 * 8);
 #pragma unroll
         for (int np = 0; np < kNTiles / 2; ++np) {
           uint32_t bf[4];
-          load_matrices(bf, &bs[wn + np * 16 + lane % 8 + lane / 16 * 8][kk + lane / 8 % 2 * 8]);
+          load_fragments<kReadsB>(bf, bs, wn + np * 16 + lane / 16 * 8, kk + lane / 8 % 2 * 8);
 #pragma unroll
           for (int mi = 0; mi < kMTiles; ++mi) {
             mma<T>(acc[mi][2 * np], af[mi], bf[0], bf[1]);
@@ -332,6 +382,31 @@ bool device_has_half_mma() {
   return m >= 8;
 }
 
+// Whether the asynchronous kernel reads the operand: 16 bytes at a time along the depth or the side, every chunk
+// wholly inside the operand or wholly past its edge (its depth, or its sides, a whole number of chunks), so that a
+// chunk is copied or zero-filled as one.
+template <typename T>
+bool whole_chunks(const Operand<T>& o) {
+  if (o.reads == Reads::kDepthVectors) return o.depth % kVector == 0;
+  if (o.reads == Reads::kSideVectors) return o.sides % kVector == 0;
+  return false;
+}
+
+template <typename T, typename TC, Reads kReadsA, Reads kReadsB>
+void launch_async(cudaStream_t stream, dim3 grid, const Operand<T>& a, const Operand<T>& b, Matrix<TC> C, TC beta) {
+  // The kernel's shared memory is past the default 48 KB: allowed once per device.
+  static std::atomic<bool> sized[kDevices] = {};
+  int device = 0;
+  LLTM_CUDA_CHECK(cudaGetDevice(&device));
+  if (device < kDevices && !sized[device].load(std::memory_order_acquire)) {
+    LLTM_CUDA_CHECK(cudaFuncSetAttribute(tensor_core_gemm_async_kernel<T, TC, kReadsA, kReadsB>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, int(kAsyncSharedBytes)));
+    sized[device].store(true, std::memory_order_release);
+  }
+  launch("tensor_core_gemm_async_kernel", tensor_core_gemm_async_kernel<T, TC, kReadsA, kReadsB>, grid, dim3(kThreads),
+         kAsyncSharedBytes, stream, a, b, C, beta);
+}
+
 }  // namespace
 
 template <typename T, typename TC>
@@ -343,18 +418,14 @@ bool tensor_core_gemm(cudaStream_t stream, Matrix<const T> A, Matrix<const T> B,
   const Operand<T> b{B.data, B.cols, B.rows, B.cs, B.rs, reads_of(B.data, B.cs, B.rs)};
   const int64_t tiles = (C.rows + kTile - 1) / kTile * ((C.cols + kTile - 1) / kTile);
   const dim3 grid(unsigned(std::min(tiles, kMaxGridBlocks)));
-  if (a.reads == Reads::kDepthVectors && b.reads == Reads::kDepthVectors && A.cols % kVector == 0) {
-    // The kernel's shared memory is past the default 48 KB: allowed once per device.
-    static std::atomic<bool> sized[kDevices] = {};
-    int device = 0;
-    LLTM_CUDA_CHECK(cudaGetDevice(&device));
-    if (device < kDevices && !sized[device].load(std::memory_order_acquire)) {
-      LLTM_CUDA_CHECK(cudaFuncSetAttribute(tensor_core_gemm_async_kernel<T, TC>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, int(kAsyncSharedBytes)));
-      sized[device].store(true, std::memory_order_release);
-    }
-    launch("tensor_core_gemm_async_kernel", tensor_core_gemm_async_kernel<T, TC>, grid, dim3(kThreads),
-           kAsyncSharedBytes, stream, a, b, C, beta);
+  if (whole_chunks(a) && whole_chunks(b)) {
+    constexpr Reads kByDepth = Reads::kDepthVectors, kBySide = Reads::kSideVectors;
+    if (a.reads == kByDepth)
+      b.reads == kByDepth ? launch_async<T, TC, kByDepth, kByDepth>(stream, grid, a, b, C, beta)
+                          : launch_async<T, TC, kByDepth, kBySide>(stream, grid, a, b, C, beta);
+    else
+      b.reads == kByDepth ? launch_async<T, TC, kBySide, kByDepth>(stream, grid, a, b, C, beta)
+                          : launch_async<T, TC, kBySide, kBySide>(stream, grid, a, b, C, beta);
     return true;
   }
   launch("tensor_core_gemm_kernel", tensor_core_gemm_kernel<T, TC>, grid, dim3(kThreads), 0, stream, a, b, C, beta);
