@@ -24,6 +24,6 @@ assertProperty(
   { numRuns: 12, seed: 23 },
 );
 if (device === "cuda" && process.env.LLTM_STACKED_CHUNKS === undefined) {
-  check(stack(12, 64, 48, 512, 2, 1, 16, 5), "float32", device, false, 5);
+  check(stack(12, 64, 48, 256, 2, 1, 16, 5), "float32", device, false, 5);
 }
 console.log("ok");

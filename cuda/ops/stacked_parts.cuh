@@ -20,8 +20,9 @@ struct StackedParts {
   void run(const OpCall& part) { op_runner(part.op)(part, device); }
   void* alloc(uint64_t bytes) { return cuda::alloc(bytes, device); }
   void free(void* data) { cuda::free(data, device); }
-  // A wavefront where every layer's recurrence, at the products' rounding where the compute type has one, runs
-  // in clusters that leave room on the device for the others' (stacked_wavefront.h).
+  // A wavefront where the device holds every layer's recurrence (at the products' rounding where the compute
+  // type has one) in clusters at once (stacked_wavefront.h); the choice depends on the call's sizes and
+  // compute type only, so that both passes make it alike.
   int64_t wavefront_chunks(const OpCall& c, const StackedLayout& at) const;
   // A lane a layer (layers kMaxLanes apart share one: a wait then also waits for the other's later work).
   class Lanes {
@@ -41,11 +42,10 @@ struct StackedParts {
 constexpr int64_t kWavefrontChunks = 4;
 
 inline int64_t StackedParts::wavefront_chunks(const OpCall& c, const StackedLayout& at) const {
-  const int64_t blocks = clustered_recurrence_blocks(c.compute, LLTM_MATMUL_PRECISION_HIGH, at.state, at.batch);
-  int sms = 0;
-  LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   const int64_t at_once = std::min<int64_t>(at.layers, cuda::Lanes::kMaxLanes);
-  return blocks > 0 && blocks * at_once <= sms ? kWavefrontChunks : 1;
+  return clustered_recurrence_copies(c.compute, LLTM_MATMUL_PRECISION_HIGH, at.state, at.batch) >= at_once
+             ? kWavefrontChunks
+             : 1;
 }
 
 }  // namespace lltm::cuda

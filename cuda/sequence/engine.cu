@@ -313,20 +313,20 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
 }
 
 template <typename T>
-int64_t clustered_blocks(int32_t float32_precision, int64_t S, int64_t B) {
+int64_t clustered_copies(int32_t float32_precision, int64_t S, int64_t B) {
   const RecurrentProducts products = recurrent_products<T>(float32_precision);
-  if (choose<T>(S, B, products).recurrence == Recurrence::kCluster) return cluster_blocks<T>(S, B);
+  if (choose<T>(S, B, products).recurrence == Recurrence::kCluster) return cluster_copies<T>(S, B);
   if constexpr (std::is_same_v<T, float>) {
-    if (products != RecurrentProducts::kExact && !forced("persistent")) return cluster_mma_blocks(S, B, products);
+    if (products != RecurrentProducts::kExact && !forced("persistent")) return cluster_mma_copies(S, B, products);
   }
   return 0;
 }
 
 }  // namespace
 
-int64_t clustered_recurrence_blocks(int32_t dtype, int32_t float32_precision, int64_t S, int64_t B) {
+int64_t clustered_recurrence_copies(int32_t dtype, int32_t float32_precision, int64_t S, int64_t B) {
   return dispatch_compute(dtype, "lltm_stacked_forward", [&](auto types) {
-    return clustered_blocks<typename decltype(types)::compute>(float32_precision, S, B);
+    return clustered_copies<typename decltype(types)::compute>(float32_precision, S, B);
   });
 }
 

@@ -16,9 +16,10 @@ namespace lltm::cuda {
 void sequence_forward(const SequenceForwardArgs& args, int32_t dtype, int32_t float32_precision, int device);
 void sequence_backward(const SequenceBackwardArgs& args, int32_t dtype, int32_t float32_precision, int device);
 
-// The blocks the recurrence of S states and B rows holds, in the pass that holds more, where both passes run
-// in thread-block clusters when they share the device (on a lane, runtime/lanes.h); 0 where either takes the
-// whole device (the grid-wide or per-step kernels). On the current device.
-int64_t clustered_recurrence_blocks(int32_t dtype, int32_t float32_precision, int64_t S, int64_t B);
+// How many recurrences of S states and B rows the current device runs at once where both passes run in
+// thread-block clusters when they share the device (on a lane, runtime/lanes.h): its clusters' room over a
+// launch's clusters, in the pass with less; 0 where either takes the whole device (the grid-wide or per-step
+// kernels).
+int64_t clustered_recurrence_copies(int32_t dtype, int32_t float32_precision, int64_t S, int64_t B);
 
 }  // namespace lltm::cuda

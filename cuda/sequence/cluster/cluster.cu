@@ -37,10 +37,13 @@ bool cluster_one_wave(int64_t S, int64_t B) {
   return cluster_fits<T>(S, B) && forward_plan<T>(S, B).one_wave && backward_plan<T>(S, B).one_wave;
 }
 
+// Launches of `clusters` clusters each that `resident` clusters hold at once.
+int64_t copies(unsigned clusters, unsigned resident) { return clusters == 0 ? 0 : int64_t(resident / clusters); }
+
 template <typename T>
-int64_t cluster_blocks(int64_t S, int64_t B) {
+int64_t cluster_copies(int64_t S, int64_t B) {
   const cluster::ClusterPlan forward = forward_plan<T>(S, B), backward = backward_plan<T>(S, B);
-  return std::max(int64_t(forward.blocks) * forward.clusters, int64_t(backward.blocks) * backward.clusters);
+  return std::min(copies(forward.clusters, forward.resident), copies(backward.clusters, backward.resident));
 }
 
 template <typename T>
@@ -97,7 +100,7 @@ bool cluster_mma_backward(const SequenceBackwardTensors<float>& p, RecurrentProd
       [](auto products, int64_t S) { return cluster::backward_mma_shared_bytes<decltype(products)>(S); });
 }
 
-int64_t cluster_mma_blocks(int64_t S, int64_t B, RecurrentProducts products) {
+int64_t cluster_mma_copies(int64_t S, int64_t B, RecurrentProducts products) {
   return persistent::with_products(products, [&](auto products) -> int64_t {
     using Products = decltype(products);
     const cluster::MmaPlan forward = mma_plan_of<Products>(cluster::forward_cluster_mma<Products>, S, B,
@@ -105,12 +108,12 @@ int64_t cluster_mma_blocks(int64_t S, int64_t B, RecurrentProducts products) {
     const cluster::MmaPlan backward = mma_plan_of<Products>(cluster::backward_cluster_mma<Products>, S, B,
                                                             cluster::backward_mma_shared_bytes<Products>(S));
     if (forward.blocks == 0 || backward.blocks == 0) return 0;
-    return std::max(int64_t(forward.blocks) * forward.clusters, int64_t(backward.blocks) * backward.clusters);
+    return std::min(copies(forward.clusters, forward.resident), copies(backward.clusters, backward.resident));
   });
 }
 
-template int64_t cluster_blocks<float>(int64_t, int64_t);
-template int64_t cluster_blocks<double>(int64_t, int64_t);
+template int64_t cluster_copies<float>(int64_t, int64_t);
+template int64_t cluster_copies<double>(int64_t, int64_t);
 template bool cluster_fits<float>(int64_t, int64_t);
 template bool cluster_fits<double>(int64_t, int64_t);
 template bool cluster_one_wave<float>(int64_t, int64_t);

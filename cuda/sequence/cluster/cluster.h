@@ -25,12 +25,13 @@ bool cluster_fits(int64_t S, int64_t B);
 template <typename T>
 bool cluster_one_wave(int64_t S, int64_t B);
 
-// The blocks the cluster kernels launch at S states and B rows, in the pass that launches more.
+// How many recurrences of S states and B rows the device holds at once in the cluster kernels, in the pass
+// that holds fewer (each launches its clusters; the device holds `resident` of them).
 template <typename T>
-int64_t cluster_blocks(int64_t S, int64_t B);
+int64_t cluster_copies(int64_t S, int64_t B);
 
 // Likewise for the tensor-core cluster kernels with `products` (not kExact); 0 where either pass does not fit.
-int64_t cluster_mma_blocks(int64_t S, int64_t B, RecurrentProducts products);
+int64_t cluster_mma_copies(int64_t S, int64_t B, RecurrentProducts products);
 
 // After the input projection: p.gin holds x_t W_x^T for every step.
 template <typename T>

@@ -71,7 +71,7 @@ ClusterPlan plan(const void* kernel, int64_t weight_rows, int64_t width, int64_t
   return cached_plan<ClusterPlan>(kernel, S, B, [&](int device) {
     const ClusterLimits& l = limits(device);
     const int64_t cap = dynamic_cap(kernel, l);
-    ClusterPlan result{{0, 0, 0}, 0, 0, 0, false};
+    ClusterPlan result{{0, 0, 0}, 0, 0, 0, false, 0};
     for (int largest = kPortableCluster; l.clusters && largest <= kLargestCluster && result.blocks == 0; largest *= 2) {
       const int64_t states = (S + largest - 1) / largest, blocks = (S + states - 1) / states;
       // st.async, which carries every value between the blocks, needs a cluster of two
@@ -94,7 +94,8 @@ ClusterPlan plan(const void* kernel, int64_t weight_rows, int64_t width, int64_t
                 unsigned(blocks),
                 unsigned(clusters),
                 size_t(weights + rows * row),
-                clusters <= active};
+                clusters <= active,
+                unsigned(active)};
     }
     return result;
   });
@@ -106,10 +107,10 @@ MmaPlan mma_plan(const void* kernel, int64_t S, int64_t B, int64_t states, int64
     const ClusterLimits& l = limits(device);
     const int64_t blocks = (S + states - 1) / states, clusters = (B + rows - 1) / rows;
     const int64_t cap = dynamic_cap(kernel, l);
-    MmaPlan result{0, 0, 0};
-    if (l.clusters && S <= max_state && blocks >= 2 && blocks <= kLargestCluster && shared <= cap &&
-        clusters <= active_clusters(kernel, blocks, threads, size_t(shared), cap))
-      result = {unsigned(blocks), unsigned(clusters), size_t(shared)};
+    MmaPlan result{0, 0, 0, 0};
+    if (!l.clusters || S > max_state || blocks < 2 || blocks > kLargestCluster || shared > cap) return result;
+    const int active = active_clusters(kernel, blocks, threads, size_t(shared), cap);
+    if (clusters <= active) result = {unsigned(blocks), unsigned(clusters), size_t(shared), unsigned(active)};
     return result;
   });
 }

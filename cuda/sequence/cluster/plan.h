@@ -15,7 +15,8 @@ struct ClusterPlan {
   ClusterShape shape;
   unsigned blocks, clusters;  // blocks per cluster, clusters (gridDim.y)
   size_t shared;
-  bool one_wave;  // every cluster resident at once
+  bool one_wave;      // every cluster resident at once
+  unsigned resident;  // clusters of the launch's shape the device holds at once
 };
 
 // The smallest cluster whose blocks hold the weights (weight_rows rows of
@@ -37,6 +38,7 @@ ClusterPlan plan(const void* kernel, int64_t weight_rows, int64_t width, int64_t
 struct MmaPlan {
   unsigned blocks, clusters;
   size_t shared;
+  unsigned resident;  // clusters of the launch's shape the device holds at once
 };
 MmaPlan mma_plan(const void* kernel, int64_t S, int64_t B, int64_t states, int64_t rows, int64_t threads,
                  int64_t shared, int64_t max_state);
