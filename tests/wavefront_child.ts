@@ -2,14 +2,16 @@
  * The stacked ops run as a wavefront (csrc/stacked_wavefront.h), which the parent forces with
  * LLTM_STACKED_CHUNKS at sizes where the backend would not choose it, against the same layers run one sequence
  * call each: random sizes (T from 1, so that some stacks have fewer steps than chunks), one direction, no
- * lengths (a wavefront runs neither), float64 and float32; then, on CUDA, a size where the backend chooses the
- * wavefront itself (every layer's recurrence in clusters on under half the device). Exits 1 on the first failure.
+ * lengths (a wavefront runs neither), float64 and float32; then, on CUDA, a captured training step against the
+ * eager one (tests/captured_training.ts) and, unforced, a size where the backend chooses the wavefront itself
+ * (the device holds both layers' recurrence clusters at once). Exits 1 on the first failure.
  * usage: wavefront_child.ts cpu|cuda
  */
 import process from "node:process";
 
 import fc from "fast-check";
 import { type DType } from "../ts/index.ts";
+import { checkCapturedTraining } from "./captured_training.ts";
 import { assertProperty } from "./sequence_helpers.ts";
 import { check, stack } from "./stacked_check.ts";
 
@@ -23,7 +25,9 @@ assertProperty(
   ),
   { numRuns: 12, seed: 23 },
 );
-if (device === "cuda" && process.env.LLTM_STACKED_CHUNKS === undefined) {
-  check(stack(12, 64, 48, 256, 2, 1, 16, 5), "float32", device, false, 5);
+if (device === "cuda") {
+  // The lanes inside a captured step: the fork, the layers' signals and the join become the graph's edges.
+  checkCapturedTraining(true);
+  if (process.env.LLTM_STACKED_CHUNKS === undefined) check(stack(12, 64, 48, 256, 2, 1, 16, 5), "float32", device, false, 5);
 }
 console.log("ok");
