@@ -38,17 +38,22 @@ Lanes::Lanes(int device, int count) : device_(device), count_(count) {
     fail(LLTM_ERR_INTERNAL, "lanes: " + std::to_string(count) + " lanes asked for; 1 to " +
                                 std::to_string(kMaxLanes) + " run at once");
   set_thread_lane(device, 0);
-  scope_device = device;
   events_.assign(size_t(count), nullptr);
-  for (cudaEvent_t& e : events_) LLTM_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-  {
-    Open& o = open_on(device);
-    std::lock_guard<std::mutex> lock(o.mutex);
-    ++o.scopes;
+  try {
+    for (cudaEvent_t& e : events_) LLTM_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    // The fork: every lane after what the device's stream holds now.
+    LLTM_CUDA_CHECK(cudaEventRecord(events_[0], state(device).stream));
+    for (int k = 1; k < count; ++k) wait(k, 0);
+  } catch (...) {
+    for (cudaEvent_t e : events_)
+      if (e != nullptr) cudaEventDestroy(e);
+    throw;
   }
-  // The fork: every lane after what the device's stream holds now.
-  LLTM_CUDA_CHECK(cudaEventRecord(events_[0], state(device).stream));
-  for (int k = 1; k < count; ++k) wait(k, 0);
+  // Open from here on, when nothing can fail before the destructor runs.
+  scope_device = device;
+  Open& o = open_on(device);
+  std::lock_guard<std::mutex> lock(o.mutex);
+  ++o.scopes;
 }
 
 Lanes::~Lanes() {
