@@ -2,8 +2,10 @@
  * crossEntropy and crossEntropyBackward (the CROSS_ENTROPY ops of
  * csrc/lltm_ops.def): each reduction and ignoreIndex against a float64
  * reference over sizes, layouts and dtypes; the gradient against central
- * differences in float64; stable at logits of 1e4 (the row's maximum
- * subtracted); a target out of range refused by position, nothing written.
+ * differences in float64; over many blocks of rows (CUDA's) and the same
+ * bits call after call; rows all ignored; stable at logits of 1e4 (the
+ * row's maximum subtracted); a target out of range refused by position,
+ * nothing written.
  */
 import fc from "fast-check";
 
@@ -79,6 +81,49 @@ testOnDevices("crossEntropy and its backward match the float64 reference with th
     for (const lx of ["contiguous", "strided"] as const) {
       for (const reduction of ["none", "mean", "sum"] as const) checkAgainstReference(device, 2048, 65, dt, lx, reduction, 5);
     }
+  }
+});
+
+// Rows over many of CUDA's blocks of 8 and not a whole number of them (6403: 801 blocks, the last one short; 40009 x 3:
+// beyond a launch's 4096 blocks, so that a warp takes several rows), three calls in turn at each size: each call's
+// mean or sum must come from its own blocks' partials, whatever the previous call left in the scratch it reuses.
+testOnDevices("crossEntropy and its backward match the float64 reference over many blocks of rows", (device) => {
+  for (const reduction of ["none", "mean", "sum"] as const) {
+    for (const seed of [1, 2, 3]) checkAgainstReference(device, 6403, 65, "float32", "contiguous", reduction, seed);
+    for (const seed of [4, 5, 6]) checkAgainstReference(device, 40009, 3, "float64", "strided", reduction, seed);
+  }
+});
+
+testOnDevices("crossEntropy's mean and sum are the same bits on every call", (device) => {
+  const N = 6403, V = 65;
+  using logits = makeInput([N, V], "contiguous", 7, "float64", device, 3);
+  using t = ints(randomInts(N, V, 7).map((v, n) => (n % 5 === 0 ? IGNORE : v)), undefined, device);
+  for (const reduction of ["mean", "sum"] as const) {
+    using first = crossEntropy(logits, t, { reduction });
+    const want = values(first)[0]!;
+    for (let i = 0; i < 20; i++) {
+      using again = crossEntropy(logits, t, { reduction });
+      const got = values(again)[0]!;
+      assert(Object.is(got, want), `${reduction} call ${i + 1}: ${got} vs ${want}`);
+    }
+  }
+});
+
+// Over rows spread across blocks (20: 3 of CUDA's blocks), none of them counted.
+testOnDevices("crossEntropy over rows all ignored: the mean is NaN (0 / 0), the sum 0, the gradient 0", (device) => {
+  const N = 20, V = 5;
+  using x = makeInput([N, V], "contiguous", 3, "float32", device);
+  using t = ints(new Array<number>(N).fill(IGNORE), undefined, device);
+  using mean = crossEntropy(x, t, { reduction: "mean" });
+  assert(Number.isNaN(values(mean)[0]), `mean ${values(mean)[0]}`);
+  using sum = crossEntropy(x, t, { reduction: "sum" });
+  assertEquals(values(sum)[0], 0);
+  using none = crossEntropy(x, t, { reduction: "none" });
+  assert(values(none).every((v) => v === 0), "losses");
+  for (const reduction of ["mean", "sum"] as const) {
+    using g = Tensor.ones([1], { device });
+    using d = crossEntropyBackward(g, x, t, { reduction });
+    assert(values(d).every((v) => v === 0), `${reduction} d_logits`);
   }
 });
 

@@ -41,10 +41,13 @@ __device__ __forceinline__ RowExp<T> row_exp(const T* row, int64_t stride, int64
   return {max, warp_sum(sum)};
 }
 
+// The blocks of a row-wise launch over `rows` rows (for a kernel that leaves something per block).
+inline unsigned row_blocks(int64_t rows) { return grid_blocks(rows * kRowLanes); }
+
 // Launches a row-wise kernel over `rows` rows, a warp each, on `stream`.
 template <typename... Params, typename... Args>
 void launch_rows(const char* name, void (*kernel)(Params...), int64_t rows, cudaStream_t stream, Args&&... args) {
-  launch(name, kernel, dim3(grid_blocks(rows * kRowLanes)), dim3(kBlockThreads), 0, stream, std::forward<Args>(args)...);
+  launch(name, kernel, dim3(row_blocks(rows)), dim3(kBlockThreads), 0, stream, std::forward<Args>(args)...);
 }
 
 }  // namespace lltm::cuda
