@@ -3,6 +3,8 @@
 // the row's gradient. For the mean every block first counts the rows not
 // ignored itself (a separate single-block launch would wait on the check
 // and sit on the step's critical path).
+#include <algorithm>
+
 #include "dispatch.h"
 #include "math/index_check.cuh"
 #include "math/reduce.cuh"
@@ -63,14 +65,22 @@ void op_cross_entropy_backward(const OpCall& call, int device) {
   DeviceGuard guard(device);
   cudaStream_t stream = state(device).stream;
   check_indices_on_device("lltm_cross_entropy_backward", "targets", t, N, {V, true, ignore}, stream);
+  // Under the mean every block counts all N targets before its rows: two blocks an SM at most, each taking
+  // more rows, rather than a wave after wave of blocks that each count them again.
+  unsigned blocks = row_blocks(N);
+  if (reduction == 1) {
+    int sms = 0;
+    LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    blocks = std::min(blocks, 2 * unsigned(sms));
+  }
   LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_cross_entropy_backward", [&] {
     using T = scalar_t;
-    launch_rows("grad_kernel", grad_kernel<T>, N, stream, static_cast<const T*>(x.data), x.strides[0], x.strides[1],
-                static_cast<const int32_t*>(t.data), t.strides[0], N, V, ignore, reduction,
-                g_losses != nullptr ? static_cast<const T*>(g_losses->data) : nullptr,
-                g_losses != nullptr ? g_losses->strides[0] : int64_t(0),
-                g_total != nullptr ? static_cast<const T*>(g_total->data) : nullptr, static_cast<T*>(d.data),
-                d.strides[0], d.strides[1]);
+    launch("grad_kernel", grad_kernel<T>, dim3(blocks), dim3(kBlockThreads), 0, stream, static_cast<const T*>(x.data),
+           x.strides[0], x.strides[1], static_cast<const int32_t*>(t.data), t.strides[0], N, V, ignore, reduction,
+           g_losses != nullptr ? static_cast<const T*>(g_losses->data) : nullptr,
+           g_losses != nullptr ? g_losses->strides[0] : int64_t(0),
+           g_total != nullptr ? static_cast<const T*>(g_total->data) : nullptr, static_cast<T*>(d.data), d.strides[0],
+           d.strides[1]);
   });
 }
 
