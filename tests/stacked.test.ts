@@ -7,7 +7,7 @@
  */
 import fc from "fast-check";
 import {
-  AdamW, add, type DType, LLTM, lltmSequenceBackward, lltmSequenceForward, lltmStackedBackward, lltmStackedForward, sum, Tensor,
+  AdamW, add, type DType, getFloat32MatmulPrecision, LLTM, lltmSequenceBackward, lltmSequenceForward, lltmStackedBackward, lltmStackedForward, setFloat32MatmulPrecision, sum, Tensor,
 } from "../ts/index.ts";
 import * as native from "../ts/native/index.ts";
 import { assert, assertThrowsLLTM, cudaSkipReason, test } from "./harness.ts";
@@ -31,6 +31,26 @@ for (const device of ["cpu", "cuda"] as const) {
     );
   }, { skip });
 }
+
+test("on CUDA lltmStackedBackward refuses to run at another float32 matmul precision than its forward's, by name", () => {
+  const s = stack(3, 2, 4, 5, 2, 1, 1, 3);
+  using params = flatParams(s, "float32", "cuda");
+  using x = Tensor.ones([3, 2, 4], { device: "cuda" });
+  using h0 = Tensor.zeros([2, 2, 5], { device: "cuda" });
+  const before = getFloat32MatmulPrecision();
+  try {
+    setFloat32MatmulPrecision("high");
+    using f = lltmStackedForward(x, params, h0, h0);
+    setFloat32MatmulPrecision("highest");
+    assertThrowsLLTM(() => lltmStackedBackward(f.outputs, undefined, undefined, f.reserve!, x, params, h0), "INVALID_ARGUMENT",
+      /lltmStackedBackward: the float32 matmul precision is "highest" but the forward that made 'reserve' ran at "high"/);
+    setFloat32MatmulPrecision("high");
+    using g = lltmStackedBackward(f.outputs, undefined, undefined, f.reserve!, x, params, h0);
+    assert(g.dParams !== undefined, "the backward at the forward's precision runs");
+  } finally {
+    setFloat32MatmulPrecision(before);
+  }
+}, { skip: cudaSkipReason() });
 
 // The wavefront: forced in 2, 3 and 8 chunks (more than some stacks have steps) on both devices; on CUDA also
 // unforced at a size where the backend chooses it.

@@ -20,9 +20,9 @@ struct StackedParts {
   void run(const OpCall& part) { op_runner(part.op)(part, device); }
   void* alloc(uint64_t bytes) { return cuda::alloc(bytes, device); }
   void free(void* data) { cuda::free(data, device); }
-  // A wavefront where the device holds every layer's recurrence (at the products' rounding where the compute
-  // type has one) in clusters at once (stacked_wavefront.h); the choice depends on the call's sizes and
-  // compute type only, so that both passes make it alike.
+  // A wavefront where the device holds every layer's recurrence in clusters at once (stacked_wavefront.h), at
+  // the call's precision (exact float32 products run elsewhere at these sizes, where chunks only add launches):
+  // a backward must run at its forward's precision to make the same choice (lltm_ops.def).
   int64_t wavefront_chunks(const OpCall& c, const StackedLayout& at) const;
   // A lane a layer (layers kMaxLanes apart share one: a wait then also waits for the other's later work).
   class Lanes {
@@ -43,7 +43,7 @@ constexpr int64_t kWavefrontChunks = 4;
 
 inline int64_t StackedParts::wavefront_chunks(const OpCall& c, const StackedLayout& at) const {
   const int64_t at_once = std::min<int64_t>(at.layers, cuda::Lanes::kMaxLanes);
-  return clustered_recurrence_copies(c.compute, LLTM_MATMUL_PRECISION_HIGH, at.state, at.batch) >= at_once
+  return clustered_recurrence_copies(c.compute, c.float32_matmul_precision, at.state, at.batch) >= at_once
              ? kWavefrontChunks
              : 1;
 }

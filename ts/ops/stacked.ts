@@ -13,6 +13,7 @@
  * for the sequence ops, only what the library cannot see is checked here.
  */
 import { LLTMError } from "../errors.ts";
+import { type Float32MatmulPrecision, getFloat32MatmulPrecision } from "../matmul_precision.ts";
 import { ACCUMULATE_PARAM_GRADS, SEQUENCE_TRAINING } from "../native/constants.ts";
 import * as native from "../native/index.ts";
 import { Tensor } from "../tensor/index.ts";
@@ -96,6 +97,7 @@ export function lltmStackedForward(
   const training = options.training ?? true;
   const out = forwardTensors(forwardOutputs, ins, training ? native.bufferBytes(FORWARD, fn, ins, SEQUENCE_TRAINING, [align]) : undefined);
   const reserve = training ? out[3] : undefined;
+  if (reserve !== undefined && reserve.device.kind === "cuda") reservePrecision.set(reserve, getFloat32MatmulPrecision());
   try {
     native.run(FORWARD, fn, [...ins, out[0], out[1], out[2], reserve, lengths], training ? SEQUENCE_TRAINING : 0, [align]);
   } catch (e) {
@@ -110,6 +112,12 @@ export function lltmStackedForward(
 }
 
 /**
+ * The float32 matmul precision each CUDA training forward ran at, by its reserve: whether the layers ran as a
+ * wavefront, and so how the reserve is laid out, depends on it (the backward must run at the same).
+ */
+const reservePrecision = new WeakMap<Tensor, Float32MatmulPrecision>();
+
+/**
  * Gradients of the stack from those of the last layer's every step (gradOutputs [T, B, D·S]) and of each layer's
  * last states (gradLastH, gradLastCell [L·D, B, S]), each optional (zeros), given the training forward's reserve,
  * inputs, params, h0, lengths, align and directions.
@@ -119,6 +127,14 @@ export function lltmStackedBackward(
   reserve: Tensor, inputs: Tensor, params: Tensor, h0: Tensor, options: StackedBackwardOptions = {},
 ): LLTMStackedBackwardResult {
   const fn = "lltmStackedBackward";
+  const made = reservePrecision.get(reserve), now = getFloat32MatmulPrecision();
+  if (made !== undefined && made !== now) {
+    throw new LLTMError(
+      "INVALID_ARGUMENT",
+      `${fn}: the float32 matmul precision is "${now}" but the forward that made 'reserve' ran at "${made}" (on CUDA ` +
+        "its layout follows the precision); set it back for the backward",
+    );
+  }
   const { lengths, align = 1, dParams: into, inputsGradient = true } = options;
   const D = options.bidirectional ? 2 : 1;
   const extra = [into, lengths].filter((t): t is Tensor => t !== undefined);
