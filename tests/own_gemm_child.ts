@@ -15,7 +15,10 @@
  * (S where contiguous). Over the layouts below the asynchronous kernel gets
  * all four mixes DD, DS, SD and SS, at whole and partial tiles, SS at depths
  * 17 and 45 (no whole number of chunks, which only a depth-vector operand
- * needs), and the register-staged kernel the rest.
+ * needs), and the register-staged kernel the rest. Products that fill the
+ * device for two waves of the large 128 x 256 tile take that tile instead:
+ * the last two sections give it all four mixes, fresh and added into a
+ * given gradient, checked element by element on a sample of the outputs.
  */
 import process from "node:process";
 
@@ -78,6 +81,64 @@ for (const dt of ["bfloat16", "float16"] as const satisfies readonly DType[]) {
   using g = linearBackward(gy, x, w, { needX: false, needBias: false });
   check(`${dt} ${N}x${K}x${M} x a window of a transposed tensor: dWeight`, g.dWeight!,
     referenceLinearBackward(gy, x, w).dWeight, tol);
+}
+// Outputs of products that take the large tile, element by element: in a norm over millions of outputs a wrong
+// 16 x 8 fragment would pass. Each sampled output within tol of its float64 sum `expected(row, col)` (relative,
+// or absolute below 1): the float32 sum rounded once to the half type is within u of it. Rows a multiple of 13
+// and columns of 3, and the last of each: any 16 rows and 8 columns hold sampled ones, so a fragment wrong at
+// the same place of every tile shows in each, and the sampled rows and columns fall on every offset within a
+// tile across the tiles.
+const checkSampled = (what: string, actual: Tensor, expected: (row: number, col: number) => number, tol: number) => {
+  const [rows, cols] = [actual.shape[0]!, actual.shape[1]!];
+  const values = actual.toTypedArray();
+  let bad = 0, first = "";
+  for (let r = 0; r < rows; r++) {
+    if (r % 13 !== 0 && r !== rows - 1) continue;
+    for (let c = 0; c < cols; c++) {
+      if (c % 3 !== 0 && c !== cols - 1) continue;
+      const want = expected(r, c), got = values[r * cols + c]!;
+      if (!(Math.abs(got - want) <= tol * Math.max(Math.abs(want), 1)) && bad++ === 0) first = `(${r}, ${c}) ${got} for ${want}`;
+    }
+  }
+  if (bad > 0) failures.push(`${what}: ${bad} sampled outputs past ${tol}, first ${first}`);
+};
+// x and W (below: x and gy) each by rows and by columns, as the first four layout pairs: the large tile's four ways
+// of reading a pair.
+const readPairs = layoutPairs.slice(0, 4);
+// y = x Wᵀ, [2056, 4360]: 17 x 18 = 306 large tiles, two waves up to 153 multiprocessors (132 on an H200), the
+// last row and column of tiles one 16-byte chunk wide; 200 deep: 7 slabs, the last a quarter full, so that the
+// 4 stages go round twice.
+for (const dt of ["bfloat16", "float16"] as const satisfies readonly DType[]) {
+  const [N, K, M, tol] = [2056, 200, 4360, tolerance[dt]];
+  for (const [lx, lw] of readPairs) {
+    using x = makeInput([N, K], lx, seed++, dt, "cuda");
+    using w = makeInput([M, K], lw, seed++, dt, "cuda", 1 / Math.sqrt(K));
+    const X = x.toTypedArray(), W = w.toTypedArray();
+    using y = linear(x, w);
+    checkSampled(`${dt} ${N}x${K}x${M} x ${lx} w ${lw}: y`, y, (n, m) => {
+      let sum = 0;
+      for (let k = 0; k < K; k++) sum += X[n * K + k]! * W[m * K + k]!;
+      return sum;
+    }, tol);
+  }
+}
+// dW = gyᵀ x added to ones, [4360, 2056]: the large tile's sums added to C (beta 1), 40 deep (2 slabs, the last a
+// quarter full).
+for (const dt of ["bfloat16", "float16"] as const satisfies readonly DType[]) {
+  const [N, K, M, tol] = [40, 2056, 4360, tolerance[dt]];
+  for (const [lx, lg] of readPairs) {
+    using x = makeInput([N, K], lx, seed++, dt, "cuda");
+    using w = makeInput([M, K], "contiguous", seed++, dt, "cuda", 1 / Math.sqrt(K));
+    using gy = makeInput([N, M], lg, seed++, dt, "cuda");
+    const X = x.toTypedArray(), G = gy.toTypedArray();
+    using dW = Tensor.ones([M, K], { dtype: dt, device: "cuda" });
+    using acc = linearBackward(gy, x, w, { dWeight: dW, needX: false, needBias: false });
+    checkSampled(`${dt} ${N}x${K}x${M} x ${lx} gy ${lg}: dWeight added to ones`, dW, (m, k) => {
+      let sum = 1;
+      for (let n = 0; n < N; n++) sum += G[n * M + m]! * X[n * K + k]!;
+      return sum;
+    }, tol);
+  }
 }
 for (const f of failures) console.log(f);
 console.log(`${failures.length} failures`);

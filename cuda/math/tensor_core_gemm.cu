@@ -9,7 +9,8 @@
 // the edges, so any strides work and the common layouts load at full width.
 // Where each operand is read 16 bytes at a time (along the depth or the side)
 // in chunks that never cross its edges, a second kernel copies the slabs
-// asynchronously (tensor_core_gemm_async_kernel, below).
+// asynchronously (tensor_core_gemm_async_kernel, below), over this tile or,
+// for products that fill the device twice over, a 128 x 256 one.
 #include <atomic>
 #include <cstdint>
 
@@ -213,13 +214,33 @@ __global__ void __launch_bounds__(kThreads) tensor_core_gemm_kernel(Operand<T> a
 // holds it, so that every copy is one 16-byte chunk: depth vectors side-major
 // (as the first kernel stages them), side vectors depth-major, whose 8 x 8
 // matrices ldmatrix .trans turns into the same fragments.
+//
+// The kernel comes in two tilings (Tiling, below), both of 8 warps, 2 x 4
+// over the block's tile: 128 x 128, each warp 64 x 32, two blocks a
+// multiprocessor; and 128 x 256, each warp 64 x 64, one block a
+// multiprocessor. A warp's k16 step loads its A fragments (one ldmatrix.x4
+// per m16 tile) and its B fragments (one per n16 pair) and issues an mma per
+// m16 x n8 pair: 6 loads for 16 mma at 64 x 32, which leaves the
+// shared-memory reads the limit, 8 loads for 32 mma at 64 x 64, a third fewer
+// a mma (and a quarter fewer bytes copied from global memory a product). The
+// large tile's 128 accumulators a thread take most of a block's registers,
+// one block a multiprocessor; it runs where its tiles fill the device for at
+// least two waves (tensor_core_gemm, below).
 constexpr int kStages = 4;
-constexpr int kStageHalves = 2 * kTile * kRowHalves;  // A's slab, then B's
-constexpr size_t kAsyncSharedBytes = size_t(kStages) * kStageHalves * 2;
-// A depth-major slab's rows: kTile sides and 8 halves past them, 272 bytes, so that the 8 rows (depths) a
-// transposed matrix load reads fall on different banks.
-constexpr int kSideRowHalves = kTile + 8;
-static_assert(kDepth * kSideRowHalves <= kTile * kRowHalves, "a depth-major slab fits in the stage's room for one");
+
+// A block's tile of C, kRows x kCols, its warps' parts, its stages and how
+// many of its blocks a multiprocessor is meant to hold.
+template <int kRows_, int kCols_, int kBlocks_>
+struct Tiling {
+  static constexpr int kRows = kRows_, kCols = kCols_, kBlocks = kBlocks_;
+  static constexpr int kWarpRows = kRows / 2, kWarpCols = kCols / 4;
+  static constexpr int kMTiles = kWarpRows / 16, kNTiles = kWarpCols / 8;
+  static constexpr int kStageHalves = (kRows + kCols) * kDepth;  // A's slab, then B's
+  static constexpr size_t kSharedBytes = size_t(kStages) * kStageHalves * 2;
+  static_assert(kThreads == 8 * 32 && kNTiles % 2 == 0, "8 warps, 2 x 4, each a whole number of n16 pairs");
+};
+using SmallTiling = Tiling<128, 128, 2>;
+using LargeTiling = Tiling<128, 256, 1>;
 
 __device__ __forceinline__ uint32_t shared_address(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -245,73 +266,88 @@ __device__ __forceinline__ void load_matrices_transposed(uint32_t (&r)[4], const
                : "r"(shared_address(at)));
 }
 
-// Where element (side i, depth k) of a staged slab lies: depth vectors side-major in rows of kRowHalves, side
-// vectors depth-major in rows of kSideRowHalves.
-template <Reads R>
+// Where the 16-byte chunk starting at (side i, depth k) of a staged slab of kSides sides lies, unpadded, its
+// chunks permuted within their rows (an XOR swizzle) so that both the copies and the matrix loads reach 8
+// different 16-byte bank groups of a 128-byte line in each of their 8-address phases:
+// - depth vectors, side-major rows of kDepth halves (64 bytes, two rows a line): chunk k / 8 of row i at
+//   (k / 8) ^ (i / 2 % 4). A matrix load reads one chunk of 8 rows from a multiple of 8 on: the row's half
+//   of the line (i % 2) and its permutation (i / 2 % 4) tell all 8 apart; 8 copies fill two whole rows.
+// - side vectors, depth-major rows of kSides halves (whole lines): chunk i / 8 of row k at (i / 8) ^ (k % 8). A
+//   transposed matrix load reads one chunk of 8 rows (depths) from a multiple of 8 on, each permuted
+//   differently; 8 copies fill 8 consecutive chunks of one row, permuted among themselves.
+template <Reads R, int kSides>
 __device__ __forceinline__ int staged_at(int i, int k) {
-  return R == Reads::kSideVectors ? k * kSideRowHalves + i : i * kRowHalves + k;
+  if constexpr (R == Reads::kSideVectors) {
+    static_assert(kSides % 64 == 0, "a depth-major row is whole 128-byte lines");
+    return k * kSides + ((i / kVector) ^ (k % 8)) * kVector;
+  } else {
+    return i * kDepth + ((k / kVector) ^ (i / 2 % 4)) * kVector;
+  }
 }
 
-// Where the copies place chunk `chunk` of a slab: depth vectors as place_of; side vectors at depth chunk / 16,
-// sides (chunk % 16) * 8 on, so that a warp reads 256 contiguous bytes of each of two depths.
-template <Reads R>
+// Where the copies place chunk `chunk` of a slab of kSides sides: depth vectors as place_of (4 chunks a side);
+// side vectors at depth chunk / (kSides / 8), sides (chunk % (kSides / 8)) * 8 on, so that a warp reads 512
+// contiguous bytes of one depth, or 256 of each of two.
+template <Reads R, int kSides>
 __device__ __forceinline__ Place copy_place(int chunk) {
-  constexpr int kRowChunks = kTile / kVector;
+  constexpr int kRowChunks = kSides / kVector;
   if (R == Reads::kSideVectors) return {chunk % kRowChunks * kVector, chunk / kRowChunks};
   return place_of(Reads::kDepthVectors, chunk);
 }
 
-// The thread's chunks of the slab at depth k0 of one operand (side i0 on) into `staged`, zeros past its edges
-// (a chunk lies wholly inside or wholly past them: whole_chunks).
-template <Reads R, typename T>
+// The thread's chunks of the slab at depth k0 of one operand (kSides sides from i0 on) into `staged`, zeros past
+// its edges (a chunk lies wholly inside or wholly past them: whole_chunks).
+template <Reads R, int kSides, typename T>
 __device__ __forceinline__ void copy_slab(const Operand<T>& o, int64_t i0, int64_t k0, T* staged) {
+  constexpr int kCopies = kSides * kDepth / kVector / kThreads;
 #pragma unroll
-  for (int c = 0; c < kChunks; ++c) {
-    const Place at = copy_place<R>(int(threadIdx.x) + c * kThreads);
+  for (int c = 0; c < kCopies; ++c) {
+    const Place at = copy_place<R, kSides>(int(threadIdx.x) + c * kThreads);
     const int64_t i = i0 + at.side, k = k0 + at.depth;
     const bool valid = i < o.sides && k < o.depth;
     const T* from = valid ? o.data + i * o.side_stride + k * o.depth_stride : o.data;
-    copy_chunk(staged + staged_at<R>(at.side, at.depth), from, valid);
+    copy_chunk(staged + staged_at<R, kSides>(at.side, at.depth), from, valid);
   }
 }
 
 // The four 8 x 8 matrices of an operand's fragments, this lane's matrix (lane / 8) starting at (side, depth) of the
 // staged slab. Depth vectors: the matrix's rows are 8 sides, loaded as they are; side vectors: its rows are 8
 // depths, loaded transposed. Either way a thread gets the pairs of consecutive depths mma.sync wants.
-template <Reads R, typename T>
+template <Reads R, int kSides, typename T>
 __device__ __forceinline__ void load_fragments(uint32_t (&r)[4], const T* staged, int side, int depth) {
   const int row = threadIdx.x % 8;
   if constexpr (R == Reads::kSideVectors) {
-    load_matrices_transposed(r, staged + staged_at<R>(side, depth + row));
+    load_matrices_transposed(r, staged + staged_at<R, kSides>(side, depth + row));
   } else {
-    load_matrices(r, staged + staged_at<R>(side + row, depth));
+    load_matrices(r, staged + staged_at<R, kSides>(side + row, depth));
   }
 }
 
-template <typename T, typename TC, Reads kReadsA, Reads kReadsB>
-__global__ void __launch_bounds__(kThreads, 2) tensor_core_gemm_async_kernel(Operand<T> a, Operand<T> b, Matrix<TC> C,
-                                                                          TC beta) {
+template <typename Tile, typename T, typename TC, Reads kReadsA, Reads kReadsB>
+__global__ void __launch_bounds__(kThreads, Tile::kBlocks)
+    tensor_core_gemm_async_kernel(Operand<T> a, Operand<T> b, Matrix<TC> C, TC beta) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-  extern __shared__ __align__(16) unsigned char shared_bytes[];
-  auto As = [&](int stage) { return reinterpret_cast<T*>(shared_bytes) + stage * kStageHalves; };
-  auto Bs = [&](int stage) { return As(stage) + kTile * kRowHalves; };
+  constexpr int kRows = Tile::kRows, kCols = Tile::kCols, kMTiles = Tile::kMTiles, kNTiles = Tile::kNTiles;
+  extern __shared__ __align__(128) unsigned char shared_bytes[];
+  auto As = [&](int stage) { return reinterpret_cast<T*>(shared_bytes) + stage * Tile::kStageHalves; };
+  auto Bs = [&](int stage) { return As(stage) + kRows * kDepth; };
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int g = lane / 4, t = lane % 4;
-  const int wm = warp / (kTile / kWarpCols) * kWarpRows, wn = warp % (kTile / kWarpCols) * kWarpCols;
+  const int wm = warp / 4 * Tile::kWarpRows, wn = warp % 4 * Tile::kWarpCols;
   const float beta_f = widen(beta);
   const int64_t M = C.rows, N = C.cols, K = a.depth;
   const int64_t slabs = (K + kDepth - 1) / kDepth;
-  const int64_t tiles_n = (N + kTile - 1) / kTile, tiles = (M + kTile - 1) / kTile * tiles_n;
+  const int64_t tiles_n = (N + kCols - 1) / kCols, tiles = (M + kRows - 1) / kRows * tiles_n;
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const int64_t m0 = tile / tiles_n * kTile, n0 = tile % tiles_n * kTile;
+    const int64_t m0 = tile / tiles_n * kRows, n0 = tile % tiles_n * kCols;
     float acc[kMTiles][kNTiles][4] = {};
     // Slabs 0 .. kStages - 2 in flight, one commit group each (empty past the last slab, so that the count of
     // groups a wait leaves pending always means the same slabs).
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) {
       if (s < slabs) {
-        copy_slab<kReadsA>(a, m0, s * kDepth, As(s));
-        copy_slab<kReadsB>(b, n0, s * kDepth, Bs(s));
+        copy_slab<kReadsA, kRows>(a, m0, s * kDepth, As(s));
+        copy_slab<kReadsB, kCols>(b, n0, s * kDepth, Bs(s));
       }
       asm volatile("cp.async.commit_group;\n" ::);
     }
@@ -321,8 +357,8 @@ __global__ void __launch_bounds__(kThreads, 2) tensor_core_gemm_async_kernel(Ope
       __syncthreads();
       const int64_t next = slab + kStages - 1;
       if (next < slabs) {
-        copy_slab<kReadsA>(a, m0, next * kDepth, As(int(next % kStages)));
-        copy_slab<kReadsB>(b, n0, next * kDepth, Bs(int(next % kStages)));
+        copy_slab<kReadsA, kRows>(a, m0, next * kDepth, As(int(next % kStages)));
+        copy_slab<kReadsB, kCols>(b, n0, next * kDepth, Bs(int(next % kStages)));
       }
       asm volatile("cp.async.commit_group;\n" ::);
       const T* as = As(int(slab % kStages));
@@ -331,20 +367,20 @@ __global__ void __launch_bounds__(kThreads, 2) tensor_core_gemm_async_kernel(Ope
       for (int kk = 0; kk < kDepth; kk += 16) {
         // A's m16 tile: matrices a0..a3 at sides + 8 (lane / 8 % 2), depths + 8 (lane / 16). B's n16 pair: b0, b1
         // of its first n8 tile, then of its second, at sides + 8 (lane / 16), depths + 8 (lane / 8 % 2).
-        uint32_t af[kMTiles][4];
+        uint32_t af[kMTiles][4], bf[kNTiles / 2][4];
 #pragma unroll
         for (int mi = 0; mi < kMTiles; ++mi)
-          load_fragments<kReadsA>(af[mi], as, wm + mi * 16 + lane / 8 % 2 * 8, kk + lane / 16 * 8);
+          load_fragments<kReadsA, kRows>(af[mi], as, wm + mi * 16 + lane / 8 % 2 * 8, kk + lane / 16 * 8);
 #pragma unroll
-        for (int np = 0; np < kNTiles / 2; ++np) {
-          uint32_t bf[4];
-          load_fragments<kReadsB>(bf, bs, wn + np * 16 + lane / 16 * 8, kk + lane / 8 % 2 * 8);
+        for (int np = 0; np < kNTiles / 2; ++np)
+          load_fragments<kReadsB, kCols>(bf[np], bs, wn + np * 16 + lane / 16 * 8, kk + lane / 8 % 2 * 8);
+#pragma unroll
+        for (int np = 0; np < kNTiles / 2; ++np)
 #pragma unroll
           for (int mi = 0; mi < kMTiles; ++mi) {
-            mma<T>(acc[mi][2 * np], af[mi], bf[0], bf[1]);
-            mma<T>(acc[mi][2 * np + 1], af[mi], bf[2], bf[3]);
+            mma<T>(acc[mi][2 * np], af[mi], bf[np][0], bf[np][1]);
+            mma<T>(acc[mi][2 * np + 1], af[mi], bf[np][2], bf[np][3]);
           }
-        }
       }
     }
     // Every copy group drained and every warp past its last ldmatrix before the next tile's copies start.
@@ -369,17 +405,22 @@ __global__ void __launch_bounds__(kThreads, 2) tensor_core_gemm_async_kernel(Ope
 // The devices whose facts are kept (a device past them is asked again, or goes to the scalar kernel).
 constexpr int kDevices = 64;
 
-// Whether the current device runs bfloat16/float16 mma (sm_80 on), asked once per device.
-bool device_has_half_mma() {
-  static std::atomic<int> major[kDevices] = {};
+// The current device's multiprocessors where it runs bfloat16/float16 mma (sm_80 on), 0 where not, asked once
+// per device.
+int half_mma_multiprocessors() {
+  static std::atomic<int> known[kDevices] = {};  // 0: not asked yet; -1: no half mma
   int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kDevices) return false;
-  int m = major[device].load(std::memory_order_relaxed);
-  if (m == 0) {
-    if (cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) return false;
-    major[device].store(m, std::memory_order_relaxed);
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kDevices) return 0;
+  int sms = known[device].load(std::memory_order_relaxed);
+  if (sms == 0) {
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+      return 0;
+    if (major < 8 || sms < 1) sms = -1;
+    known[device].store(sms, std::memory_order_relaxed);
   }
-  return m >= 8;
+  return sms > 0 ? sms : 0;
 }
 
 // Whether the asynchronous kernel reads the operand: 16 bytes at a time along the depth or the side, every chunk
@@ -392,19 +433,35 @@ bool whole_chunks(const Operand<T>& o) {
   return false;
 }
 
-template <typename T, typename TC, Reads kReadsA, Reads kReadsB>
-void launch_async(cudaStream_t stream, dim3 grid, const Operand<T>& a, const Operand<T>& b, Matrix<TC> C, TC beta) {
+// The asynchronous kernel in `Tile`, one block a tile up to kMaxGridBlocks.
+template <typename Tile, typename T, typename TC, Reads kReadsA, Reads kReadsB>
+void launch_async(cudaStream_t stream, int64_t tiles, const Operand<T>& a, const Operand<T>& b, Matrix<TC> C,
+                  TC beta) {
+  constexpr auto kernel = tensor_core_gemm_async_kernel<Tile, T, TC, kReadsA, kReadsB>;
   // The kernel's shared memory is past the default 48 KB: allowed once per device.
   static std::atomic<bool> sized[kDevices] = {};
   int device = 0;
   LLTM_CUDA_CHECK(cudaGetDevice(&device));
   if (device < kDevices && !sized[device].load(std::memory_order_acquire)) {
-    LLTM_CUDA_CHECK(cudaFuncSetAttribute(tensor_core_gemm_async_kernel<T, TC, kReadsA, kReadsB>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, int(kAsyncSharedBytes)));
+    LLTM_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Tile::kSharedBytes)));
     sized[device].store(true, std::memory_order_release);
   }
-  launch("tensor_core_gemm_async_kernel", tensor_core_gemm_async_kernel<T, TC, kReadsA, kReadsB>, grid, dim3(kThreads),
-         kAsyncSharedBytes, stream, a, b, C, beta);
+  launch("tensor_core_gemm_async_kernel", kernel, dim3(unsigned(std::min(tiles, kMaxGridBlocks))), dim3(kThreads),
+         Tile::kSharedBytes, stream, a, b, C, beta);
+}
+
+// The asynchronous kernel as each operand is read.
+template <typename Tile, typename T, typename TC>
+void launch_async(cudaStream_t stream, const Operand<T>& a, const Operand<T>& b, Matrix<TC> C, TC beta) {
+  constexpr Reads kByDepth = Reads::kDepthVectors, kBySide = Reads::kSideVectors;
+  const int64_t tiles = (C.rows + Tile::kRows - 1) / Tile::kRows * ((C.cols + Tile::kCols - 1) / Tile::kCols);
+  if (a.reads == kByDepth)
+    b.reads == kByDepth ? launch_async<Tile, T, TC, kByDepth, kByDepth>(stream, tiles, a, b, C, beta)
+                        : launch_async<Tile, T, TC, kByDepth, kBySide>(stream, tiles, a, b, C, beta);
+  else
+    b.reads == kByDepth ? launch_async<Tile, T, TC, kBySide, kByDepth>(stream, tiles, a, b, C, beta)
+                        : launch_async<Tile, T, TC, kBySide, kBySide>(stream, tiles, a, b, C, beta);
 }
 
 }  // namespace
@@ -412,23 +469,27 @@ void launch_async(cudaStream_t stream, dim3 grid, const Operand<T>& a, const Ope
 template <typename T, typename TC>
 bool tensor_core_gemm(cudaStream_t stream, Matrix<const T> A, Matrix<const T> B, Matrix<TC> C, TC beta) {
   // Below one 16 x 8 x 16 product a tile, the scalar kernel's single launch is as quick.
-  if (C.rows < 16 || C.cols < 8 || A.cols < 16 || !device_has_half_mma()) return false;
+  if (C.rows < 16 || C.cols < 8 || A.cols < 16) return false;
+  const int sms = half_mma_multiprocessors();
+  if (sms == 0) return false;
   // A [M, K] read by rows (side m, depth k); B [K, N] by columns (side n, depth k).
   const Operand<T> a{A.data, A.rows, A.cols, A.rs, A.cs, reads_of(A.data, A.rs, A.cs)};
   const Operand<T> b{B.data, B.cols, B.rows, B.cs, B.rs, reads_of(B.data, B.cs, B.rs)};
-  const int64_t tiles = (C.rows + kTile - 1) / kTile * ((C.cols + kTile - 1) / kTile);
-  const dim3 grid(unsigned(std::min(tiles, kMaxGridBlocks)));
   if (whole_chunks(a) && whole_chunks(b)) {
-    constexpr Reads kByDepth = Reads::kDepthVectors, kBySide = Reads::kSideVectors;
-    if (a.reads == kByDepth)
-      b.reads == kByDepth ? launch_async<T, TC, kByDepth, kByDepth>(stream, grid, a, b, C, beta)
-                          : launch_async<T, TC, kByDepth, kBySide>(stream, grid, a, b, C, beta);
+    // The large tile where its tiles keep every multiprocessor busy for two waves or more. Below that the small
+    // tile's blocks, twice as many and two a multiprocessor, spread over more multiprocessors, and the large
+    // tile's last, partial wave (up to half the time at two waves) weighs more than its faster step gains.
+    const int64_t large_tiles = (C.rows + LargeTiling::kRows - 1) / LargeTiling::kRows *
+                                ((C.cols + LargeTiling::kCols - 1) / LargeTiling::kCols);
+    if (large_tiles >= 2 * int64_t(sms))
+      launch_async<LargeTiling>(stream, a, b, C, beta);
     else
-      b.reads == kByDepth ? launch_async<T, TC, kBySide, kByDepth>(stream, grid, a, b, C, beta)
-                          : launch_async<T, TC, kBySide, kBySide>(stream, grid, a, b, C, beta);
+      launch_async<SmallTiling>(stream, a, b, C, beta);
     return true;
   }
-  launch("tensor_core_gemm_kernel", tensor_core_gemm_kernel<T, TC>, grid, dim3(kThreads), 0, stream, a, b, C, beta);
+  const int64_t tiles = (C.rows + kTile - 1) / kTile * ((C.cols + kTile - 1) / kTile);
+  launch("tensor_core_gemm_kernel", tensor_core_gemm_kernel<T, TC>, dim3(unsigned(std::min(tiles, kMaxGridBlocks))),
+         dim3(kThreads), 0, stream, a, b, C, beta);
   return true;
 }
 
