@@ -117,6 +117,26 @@ __device__ __forceinline__ void store_slab(Reads reads, const T (&share)[kShare]
   }
 }
 
+// A warp's sums into C within its edges, rounded once (beta C added where beta is not 0): element q of
+// fragment (mi, ni) is the tile's row g (+ 8 for q >= 2) and column 2t + q % 2, tiles 16 rows and 8 columns
+// apart from (m0, n0).
+template <int kMTiles, int kNTiles, typename TC>
+__device__ __forceinline__ void store_accumulators(const float (&acc)[kMTiles][kNTiles][4], Matrix<TC> C, int64_t M,
+                                                   int64_t N, int64_t m0, int64_t n0, int g, int t, float beta_f) {
+#pragma unroll
+  for (int mi = 0; mi < kMTiles; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < kNTiles; ++ni)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int64_t m = m0 + mi * 16 + g + (q >= 2 ? 8 : 0), n = n0 + ni * 8 + 2 * t + q % 2;
+        if (m < M && n < N) {
+          TC& c = C.data[m * C.rs + n * C.cs];
+          c = RoundTo<TC>::from(beta_f == 0.0f ? acc[mi][ni][q] : acc[mi][ni][q] + beta_f * widen(c));
+        }
+      }
+}
+
 template <typename T>
 __device__ __forceinline__ uint32_t pair_at(const T* p) {
   return *reinterpret_cast<const uint32_t*>(p);
@@ -188,19 +208,7 @@ __global__ void __launch_bounds__(kThreads) tensor_core_gemm_kernel(Operand<T> a
       }
       __syncthreads();
     }
-    // Fragment element q of tile (mi, ni): row g (+ 8 for q >= 2), column 2t + q % 2.
-#pragma unroll
-    for (int mi = 0; mi < kMTiles; ++mi)
-#pragma unroll
-      for (int ni = 0; ni < kNTiles; ++ni)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const int64_t m = m0 + wm + mi * 16 + g + (q >= 2 ? 8 : 0), n = n0 + wn + ni * 8 + 2 * t + q % 2;
-          if (m < M && n < N) {
-            TC& c = C.data[m * C.rs + n * C.cs];
-            c = RoundTo<TC>::from(beta_f == 0.0f ? acc[mi][ni][q] : acc[mi][ni][q] + beta_f * widen(c));
-          }
-        }
+    store_accumulators(acc, C, M, N, m0 + wm, n0 + wn, g, t, beta_f);
   }
 #endif
 }
@@ -386,18 +394,7 @@ __global__ void __launch_bounds__(kThreads, Tile::kBlocks)
     // Every copy group drained and every warp past its last ldmatrix before the next tile's copies start.
     asm volatile("cp.async.wait_group 0;\n" ::);
     __syncthreads();
-#pragma unroll
-    for (int mi = 0; mi < kMTiles; ++mi)
-#pragma unroll
-      for (int ni = 0; ni < kNTiles; ++ni)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const int64_t m = m0 + wm + mi * 16 + g + (q >= 2 ? 8 : 0), n = n0 + wn + ni * 8 + 2 * t + q % 2;
-          if (m < M && n < N) {
-            TC& c = C.data[m * C.rs + n * C.cs];
-            c = RoundTo<TC>::from(beta_f == 0.0f ? acc[mi][ni][q] : acc[mi][ni][q] + beta_f * widen(c));
-          }
-        }
+    store_accumulators(acc, C, M, N, m0 + wm, n0 + wn, g, t, beta_f);
   }
 #endif
 }
