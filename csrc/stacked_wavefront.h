@@ -11,10 +11,12 @@
 //
 // Besides stacked_passes.h's, `Parts` provides:
 //   int64_t wavefront_chunks(const OpCall& c, const StackedLayout& at);
-//       the backend's K (1: none), from the call's sizes and compute type only: both passes must agree on it;
+//       the backend's K (1: none), from the call's sizes, compute type and float32 matmul precision alone, so
+//       that a backward at its forward's precision (lltm_ops.def) makes the same choice: the reserve follows it;
 //   Parts::Lanes(Parts&, int count), with use(lane), signal(lane) and wait(lane, on) as runtime/lanes.h's on CUDA.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 
