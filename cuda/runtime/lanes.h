@@ -12,6 +12,8 @@
 //   a block freed by work on one lane is never handed to work on another
 //   that may run beside it;
 // - the lane's thread opens and closes the scope (state() follows the thread).
+// A wait names a signal already queued, so lanes cannot wait on each other in
+// a cycle, even where several threads' scopes share a lane's stream.
 // Under capture the fork, the signals and the join become edges of the graph.
 #pragma once
 
