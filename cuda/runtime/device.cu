@@ -39,6 +39,28 @@ thread_local int lane = 0;
 
 DeviceState& device_state(int device);
 
+// The device's and the lanes' streams take the highest priority, which the side stream's lowest yields to.
+enum class Priority { kHighest, kLowest };
+
+cudaStream_t new_stream(Priority priority) {
+  int least = 0, greatest = 0;
+  LLTM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  cudaStream_t stream = nullptr;
+  const int value = priority == Priority::kHighest ? greatest : least;
+  LLTM_CUDA_CHECK(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, value));
+  return stream;
+}
+
+#if LLTM_HAVE_CUBLAS
+// A cuBLAS handle whose work goes to `stream` (a handle's workspace serves one stream at a time).
+cublasHandle_t blas_on(cudaStream_t stream) {
+  cublasHandle_t handle = nullptr;
+  LLTM_CUDA_CHECK(cublasCreate(&handle));
+  LLTM_CUDA_CHECK(cublasSetStream(handle, stream));
+  return handle;
+}
+#endif
+
 // A lane's state, made on first use and kept for the process: its stream
 // takes the device stream's priority, which side work yields to.
 DeviceState& lane_state(int device, int k) {
@@ -50,14 +72,11 @@ DeviceState& lane_state(int device, int k) {
   if (of[size_t(k)] != nullptr) return *of[size_t(k)];
   const DeviceState& own = device_state(device);
   auto fresh = std::make_unique<DeviceState>();
-  int least = 0, greatest = 0;
-  LLTM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-  LLTM_CUDA_CHECK(cudaStreamCreateWithPriority(&fresh->stream, cudaStreamNonBlocking, greatest));
+  fresh->stream = new_stream(Priority::kHighest);
   fresh->side = own.side;
 #if LLTM_HAVE_CUBLAS
   if (own.blas != nullptr) {
-    LLTM_CUDA_CHECK(cublasCreate(&fresh->blas));
-    LLTM_CUDA_CHECK(cublasSetStream(fresh->blas, fresh->stream));
+    fresh->blas = blas_on(fresh->stream);
     fresh->side_blas = own.side_blas;
   }
 #endif
@@ -94,16 +113,12 @@ DeviceState& device_state(int device) {
   // Side work yields to the device's stream: where both have blocks waiting (the layer below's recurrence and
   // the products left beside it, both waiting for the same kernel), the stream's go first, so that the
   // clusters find whole GPCs free rather than the products' blocks scattered over every one.
-  int least = 0, greatest = 0;
-  LLTM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-  LLTM_CUDA_CHECK(cudaStreamCreateWithPriority(&fresh->stream, cudaStreamNonBlocking, greatest));
-  LLTM_CUDA_CHECK(cudaStreamCreateWithPriority(&fresh->side, cudaStreamNonBlocking, least));
+  fresh->stream = new_stream(Priority::kHighest);
+  fresh->side = new_stream(Priority::kLowest);
 #if LLTM_HAVE_CUBLAS
   if (blas_available()) {
-    LLTM_CUDA_CHECK(cublasCreate(&fresh->blas));
-    LLTM_CUDA_CHECK(cublasSetStream(fresh->blas, fresh->stream));
-    LLTM_CUDA_CHECK(cublasCreate(&fresh->side_blas));
-    LLTM_CUDA_CHECK(cublasSetStream(fresh->side_blas, fresh->side));
+    fresh->blas = blas_on(fresh->stream);
+    fresh->side_blas = blas_on(fresh->side);
   }
 #endif
   // Freed blocks stay in the pool instead of going back to the driver, so

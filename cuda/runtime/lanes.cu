@@ -79,20 +79,18 @@ Lanes::~Lanes() {
 
 void Lanes::use(int lane) { set_thread_lane(device_, lane); }
 
-void Lanes::signal(int lane) {
+cudaStream_t Lanes::stream_of(int lane) const {
   const int was = thread_lane(device_);
   set_thread_lane(device_, lane);
   const cudaStream_t stream = state(device_).stream;
   set_thread_lane(device_, was);
-  LLTM_CUDA_CHECK(cudaEventRecord(events_.at(size_t(lane)), stream));
+  return stream;
 }
 
+void Lanes::signal(int lane) { LLTM_CUDA_CHECK(cudaEventRecord(events_.at(size_t(lane)), stream_of(lane))); }
+
 void Lanes::wait(int lane, int on) {
-  const int was = thread_lane(device_);
-  set_thread_lane(device_, lane);
-  const cudaStream_t stream = state(device_).stream;
-  set_thread_lane(device_, was);
-  LLTM_CUDA_CHECK(cudaStreamWaitEvent(stream, events_.at(size_t(on)), 0));
+  LLTM_CUDA_CHECK(cudaStreamWaitEvent(stream_of(lane), events_.at(size_t(on)), 0));
 }
 
 bool on_shared_lane(int device) { return scope_device == device; }

@@ -43,6 +43,9 @@ class Lanes {
   void wait(int lane, int on);
 
  private:
+  // Lane `lane`'s stream, the calling thread left on the lane it was on.
+  cudaStream_t stream_of(int lane) const;
+
   int device_, count_;
   std::vector<cudaEvent_t> events_;  // per lane: its last signal (its end, at the join)
 };
@@ -52,7 +55,8 @@ class Lanes {
 // clusters that leave the rest of the device to them.
 bool on_shared_lane(int device);
 
-// For the memory pool: whether a block freed now waits for the lanes' join (then it is parked, and freed again after it).
+// For the memory pool: whether a block freed now waits for the lanes' join
+// (then it is parked, and freed again after it).
 bool park_free(int device, void* data);
 
 }  // namespace lltm::cuda
