@@ -1,15 +1,18 @@
 // The stacked ops' passes, for every backend: each layer as one call of the
 // backend's own sequence op, on views of the stacked call's tensors
 // (stacked_layout.h), or where the backend asks for one, the layers as a
-// wavefront (stacked_wavefront.h). `Parts` runs a part on the call's device
-// and lends scratch memory there:
+// wavefront (stacked_wavefront.h). With two directions, where the backend
+// asks, each direction on a lane of its own (the two meet between layers).
+// `Parts` runs a part on the call's device and lends scratch memory there:
 //   void run(const OpCall& part);
 //   void* alloc(uint64_t bytes);   void free(void* data);
+//   bool directions_at_once(const OpCall& c, const StackedLayout& at);
 // Parts are built from a validated call, so they need no checks of their own.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 #include "lltm_args.h"
 #include "op_call.h"
@@ -19,6 +22,40 @@
 #include "stacked_wavefront.h"
 
 namespace lltm {
+
+namespace stacked {
+
+// Direction d of a two-direction stack on lane d where `apart` (the Parts' lanes, none otherwise): use(d) before
+// its parts, meet() between layers (each lane after both directions of the layer before), signal and wait as the
+// lanes'.
+template <typename Parts>
+class DirectionLanes {
+ public:
+  DirectionLanes(Parts& parts, bool apart) {
+    if (apart) lanes_.emplace(parts, 2);
+  }
+  void use(int64_t d) {
+    if (lanes_) lanes_->use(int(d));
+  }
+  void signal(int lane) {
+    if (lanes_) lanes_->signal(lane);
+  }
+  void wait(int lane, int on) {
+    if (lanes_) lanes_->wait(lane, on);
+  }
+  void meet() {
+    if (!lanes_) return;
+    lanes_->signal(0);
+    lanes_->signal(1);
+    lanes_->wait(0, 1);
+    lanes_->wait(1, 0);
+  }
+
+ private:
+  std::optional<typename Parts::Lanes> lanes_;
+};
+
+}  // namespace stacked
 
 
 template <typename Parts>
@@ -46,11 +83,14 @@ void stacked_forward(const OpCall& c, Parts& parts, const char* fn) {
                                     : static_cast<char*>(buffers.data()) + (l % 2) * between;
     return stacked::dense(data, c.compute, {T, B, D, S});
   };
+  stacked::DirectionLanes<Parts> lanes(parts, D == 2 && parts.directions_at_once(c, at));
   for (int64_t l = 0; l < at.layers; ++l) {
     const int64_t F = at.features_of(l);
     const lltm_tensor x = l == 0 ? inputs : stacked::dense(outputs_of(l - 1).data, c.compute, {T, B, F});
     const lltm_tensor out = outputs_of(l);
+    if (l > 0) lanes.meet();
     for (int64_t d = 0; d < D; ++d) {
+      lanes.use(d);
       OpCall p = stacked::sequence_part(c, LLTM_OP_SEQUENCE_FORWARD, c.flags & LLTM_SEQUENCE_TRAINING, F, T);
       const lltm_tensor w = stacked::part(params, at.weights_at(l, d), {3 * S, S + F});
       const lltm_tensor b = stacked::part(params, at.bias_at(l, d), {3 * S});
@@ -102,7 +142,9 @@ void stacked_backward(const OpCall& c, Parts& parts, const char* fn) {
   const uint64_t widest = uint64_t(T * B * std::max(at.features, D * S) * wide);
   stacked::Scratch<Parts> reversed_dx(parts, D == 2 ? widest : 0), dx_in_order(parts, D == 2 ? widest : 0);
   stacked::Scratch<Parts> reversed_grad(parts, D == 2 ? uint64_t(T * B * S * wide) : 0);
+  stacked::DirectionLanes<Parts> lanes(parts, D == 2 && parts.directions_at_once(c, at));
   for (int64_t l = at.layers - 1; l >= 0; --l) {
+    if (l < at.layers - 1) lanes.meet();
     const int64_t F = at.features_of(l);
     const lltm_tensor x = l == 0 ? inputs
                                  : stacked::dense(static_cast<char*>(reserve.data) + at.outputs_at(l - 1), c.compute,
@@ -113,6 +155,7 @@ void stacked_backward(const OpCall& c, Parts& parts, const char* fn) {
     const lltm_tensor below_grad = l == 0 ? lltm_tensor{} : stacked::dense(buffer(l - 1), c.compute, {T, B, F});
     const lltm_tensor* d_x = l == 0 ? c.tensors[s::d_inputs] : &below_grad;
     for (int64_t d = 0; d < D; ++d) {
+      lanes.use(d);
       OpCall p = stacked::sequence_part(c, LLTM_OP_SEQUENCE_BACKWARD, c.flags & LLTM_ACCUMULATE_PARAM_GRADS, F, T);
       const lltm_tensor r = stacked::bytes_at(reserve, at.reserve_at(l, d), at.reserve);
       const lltm_tensor w = stacked::part(params, at.weights_at(l, d), {3 * S, S + F});
@@ -145,8 +188,11 @@ void stacked_backward(const OpCall& c, Parts& parts, const char* fn) {
       p.tensors[q::d_c0] = &d_c0;
       p.tensors[q::lengths] = lengths;
       parts.run(p);
+      if (d == 0) lanes.signal(0);
       if (d == 1 && d_x != nullptr) {
         stacked::reverse_steps(c, parts, dx_back, dx_forward, lengths);
+        // Into direction 0's input gradient, once it is written.
+        lanes.wait(1, 0);
         stacked::add_into(c, parts, *d_x, dx_forward);
       }
     }

@@ -33,6 +33,11 @@ for (const device of ["cpu", "cuda"] as const) {
   }, { skip });
 }
 
+test("on CUDA both directions of a stack on lanes of their own match the layers and directions run one sequence call each", () => {
+  const r = runChild(testFile("wavefront_child.ts"), ["cuda", "directions"], { env: { LLTM_CUDA_KERNELS: "directions-at-once" }, timeoutMs: 300_000 });
+  assert(r.status === 0, `wavefront_child.ts cuda directions failed:\n${r.stdout}${r.stderr}`);
+}, { skip: cudaSkipReason() });
+
 test("on CUDA lltmStackedBackward refuses to run at another float32 matmul precision than its forward's, by name", () => {
   const s = stack(3, 2, 4, 5, 2, 1, 1, 3);
   using params = flatParams(s, "float32", "cuda");

@@ -5,7 +5,9 @@
  * lengths (a wavefront runs neither), float64 and float32; then, on CUDA, a captured training step against the
  * eager one (tests/captured_training.ts) and, unforced, a size where the backend chooses the wavefront itself
  * (the device holds both layers' recurrence clusters at once). Exits 1 on the first failure.
- * usage: wavefront_child.ts cpu|cuda
+ * With `directions`, bidirectional stacks instead (layers 1 to 3, lengths or not), for the parent to run with both
+ * directions on lanes of their own.
+ * usage: wavefront_child.ts cpu|cuda [directions]
  */
 import process from "node:process";
 
@@ -16,6 +18,21 @@ import { assertProperty } from "./sequence_helpers.ts";
 import { check, stack } from "./stacked_check.ts";
 
 const device = process.argv[2] === "cuda" ? "cuda" : "cpu";
+if (process.argv[3] === "directions") {
+  // Two directions, each on its own lane where the parent forces it (LLTM_CUDA_KERNELS=directions-at-once), with
+  // and without lengths: the lanes meet between layers and before direction 1's input gradient joins direction 0's.
+  assertProperty(
+    fc.property(
+      fc.integer({ min: 1, max: 7 }), fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 7 }),
+      fc.integer({ min: 1, max: 9 }), fc.integer({ min: 1, max: 3 }), fc.constantFrom<DType>("float64", "float32"),
+      fc.boolean(), fc.integer({ min: 0, max: 1000 }),
+      (T, B, F, S, L, dtype, withLengths, seed) => check(stack(T, B, F, S, L, 2, 16, seed), dtype, device, withLengths, seed),
+    ),
+    { numRuns: 12, seed: 29 },
+  );
+  console.log("ok");
+  process.exit(0);
+}
 assertProperty(
   fc.property(
     fc.integer({ min: 1, max: 9 }), fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 7 }),

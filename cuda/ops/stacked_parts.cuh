@@ -7,6 +7,7 @@
 
 #include "op_call.h"
 #include "runtime/device.h"
+#include "runtime/kernel_choice.h"
 #include "runtime/lanes.h"
 #include "runtime/memory_pool.h"
 #include "runtime/op_registry.h"
@@ -24,6 +25,12 @@ struct StackedParts {
   // the call's precision (exact float32 products run elsewhere at these sizes, where chunks only add launches):
   // a backward must run at its forward's precision to make the same choice (lltm_ops.def).
   int64_t wavefront_chunks(const OpCall& c, const StackedLayout& at) const;
+  // Both directions at once where the device holds both recurrences' clusters together (LLTM_CUDA_KERNELS=
+  // directions-at-once forces it, for tests); the reserve's layout does not depend on it.
+  bool directions_at_once(const OpCall& c, const StackedLayout& at) const {
+    return forced("directions-at-once") ||
+           clustered_recurrence_copies(c.compute, c.float32_matmul_precision, at.state, at.batch) >= 2;
+  }
   // A lane a layer (layers kMaxLanes apart share one: a wait then also waits for the other's later work).
   class Lanes {
    public:

@@ -7,7 +7,9 @@
 // persistent, persistent to graph; persistent also keeps both passes with
 // rounded products on its grid-wide kernels rather than the tensor-core
 // clusters, which cluster-mma forces where they fit); one-stream keeps all of
-// a device's work on its stream (no side work, runtime/side_work.h).
+// a device's work on its stream (no side work, runtime/side_work.h);
+// directions-at-once runs a bidirectional stack's two directions on lanes of
+// their own at every size (runtime/lanes.h).
 #pragma once
 
 #include <cstdint>

@@ -25,9 +25,10 @@ struct StackedParts {
   }
   void* alloc(uint64_t bytes) { return cpu::alloc(bytes); }
   void free(void* data) { cpu::free(data); }
-  // The layers share the cores whatever their order: no wavefront unless LLTM_STACKED_CHUNKS asks for one, and
-  // then its parts run in the order they come.
+  // The layers and directions share the cores whatever their order: no wavefront unless LLTM_STACKED_CHUNKS asks
+  // for one, the directions one after the other, and the parts in the order they come.
   int64_t wavefront_chunks(const OpCall&, const StackedLayout&) const { return 1; }
+  bool directions_at_once(const OpCall&, const StackedLayout&) const { return false; }
   struct Lanes {
     Lanes(StackedParts&, int) {}
     void use(int) {}
