@@ -14,7 +14,9 @@
 #include <atomic>
 #include <cstdint>
 
+#include "math/async_copy.cuh"
 #include "math/dtype.cuh"
+#include "math/mma.cuh"
 #include "math/tensor_core_gemm.h"
 #include "runtime/launch.h"
 
@@ -144,21 +146,7 @@ __device__ __forceinline__ uint32_t pair_at(const T* p) {
 
 template <typename T>
 __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-#endif
+  mma_k16<T>(d, a, b0, b1);
 }
 
 // Grid: blocks walk the tiles of C (row tiles by column tiles) in a grid-stride loop.
@@ -249,16 +237,6 @@ struct Tiling {
 };
 using SmallTiling = Tiling<128, 128, 2>;
 using LargeTiling = Tiling<128, 256, 1>;
-
-__device__ __forceinline__ uint32_t shared_address(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// 16 bytes from `from` into shared memory at `to`, or 16 zero bytes where !valid (from is then not read).
-__device__ __forceinline__ void copy_chunk(void* to, const void* from, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(to)), "l"(from),
-               "r"(valid ? 16 : 0));
-}
 
 __device__ __forceinline__ void load_matrices(uint32_t (&r)[4], const void* at) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
@@ -357,18 +335,18 @@ __global__ void __launch_bounds__(kThreads, Tile::kBlocks)
         copy_slab<kReadsA, kRows>(a, m0, s * kDepth, As(s));
         copy_slab<kReadsB, kCols>(b, n0, s * kDepth, Bs(s));
       }
-      asm volatile("cp.async.commit_group;\n" ::);
+      commit_copies();
     }
     for (int64_t slab = 0; slab < slabs; ++slab) {
       // Slab `slab` has arrived, and every warp is done with the stage the next copy overwrites.
-      asm volatile("cp.async.wait_group %0;\n" ::"n"(kStages - 2));
+      wait_copies<kStages - 2>();
       __syncthreads();
       const int64_t next = slab + kStages - 1;
       if (next < slabs) {
         copy_slab<kReadsA, kRows>(a, m0, next * kDepth, As(int(next % kStages)));
         copy_slab<kReadsB, kCols>(b, n0, next * kDepth, Bs(int(next % kStages)));
       }
-      asm volatile("cp.async.commit_group;\n" ::);
+      commit_copies();
       const T* as = As(int(slab % kStages));
       const T* bs = Bs(int(slab % kStages));
 #pragma unroll
@@ -392,7 +370,7 @@ __global__ void __launch_bounds__(kThreads, Tile::kBlocks)
       }
     }
     // Every copy group drained and every warp past its last ldmatrix before the next tile's copies start.
-    asm volatile("cp.async.wait_group 0;\n" ::);
+    wait_copies<0>();
     __syncthreads();
     store_accumulators(acc, C, M, N, m0 + wm, n0 + wn, g, t, beta_f);
   }

@@ -3,15 +3,7 @@
 // cluster/backward_mma_kernel.cuh), where float32 products may round their
 // operands: to TF32 (LLTM_MATMUL_PRECISION_HIGH) with mma.sync m16n8k8, or to bfloat16
 // (LLTM_MATMUL_PRECISION_MEDIUM, which bfloat16 calls run at) with
-// m16n8k16; the sums in float32 either way. Fragment layouts as the PTX ISA
-// gives them, with g = lane / 4 and c = lane % 4. m16n8k8 .tf32: A's
-// registers hold A[g][c], A[g + 8][c], A[g][c + 4] and A[g + 8][c + 4]; B's
-// B[c][g] and B[c + 4][g]. m16n8k16 .bf16, two values a register (the lower
-// depth in the low half): A's hold A[g][2c..2c+1], A[g + 8][2c..2c+1],
-// A[g][2c+8..2c+9] and A[g + 8][2c+8..2c+9]; B's B[2c..2c+1][g] and
-// B[2c+8..2c+9][g]. D's, for both, D[g][2c], D[g][2c + 1], D[g + 8][2c] and
-// D[g + 8][2c + 1]. From sm_80 on; the callers' plans never launch a kernel
-// holding these on an older device.
+// m16n8k16; the sums in float32 either way (fragment layouts: math/mma.cuh).
 //
 // The kernels read A straight from memory (or from h staged in shared
 // memory) into registers, 16 depths at a time: a tile's depth order is free
@@ -27,6 +19,7 @@
 
 #include <cstdint>
 
+#include "math/mma.cuh"
 #include "sequence/persistent/persistent.h"
 
 namespace lltm::cuda::persistent {
@@ -38,12 +31,6 @@ constexpr int kPairDepth = 2 * kMmaDepth;
 
 // The pairs of depth tiles that cover a depth of K.
 __host__ __device__ constexpr int mma_pairs(int64_t K) { return int((K + kPairDepth - 1) / kPairDepth); }
-
-__device__ __forceinline__ uint32_t to_tf32(float x) {
-  uint32_t r;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-  return r;
-}
 
 struct AFragment {
   uint32_t r[4];
@@ -76,11 +63,7 @@ __device__ __forceinline__ float4 row_floats(const float* row, int k, int depth,
 
 // D += A B for a 16 x 8 tile, B's fragment (b0, b1) already in TF32.
 __device__ __forceinline__ void mma_tf32(float (&d)[4], const AFragment& a, uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b0), "r"(b1));
+  cuda::mma_tf32(d, a.r, b0, b1);
 }
 
 // A warp's 16 x 8 tile of D into shared memory (rows `ld` apart, ld even): D[g][2c .. 2c + 1] and D[g + 8][2c .. 2c + 1].
@@ -106,11 +89,7 @@ __device__ __forceinline__ uint32_t to_bf16x2(float lo, float hi) {
 
 // D += A B for a 16 x 8 tile over a depth of 16, A and B in bfloat16 pairs.
 __device__ __forceinline__ void mma_bf16(float (&d)[4], const AFragment& a, uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b0), "r"(b1));
+  mma_k16<__nv_bfloat16>(d, a.r, b0, b1);
 }
 
 // How the kernels round and multiply, 16 depths (a pair) at a time: A's
