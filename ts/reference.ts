@@ -58,6 +58,11 @@ export interface ReferenceBackward {
   dWeights: Matrix;
   dBias: Matrix;
   dOldCell: Matrix;
+  /**
+   * For each gradient that is a sum (over the batch's rows, or the gates), the sum of its terms' magnitudes,
+   * element by element: what an implementation's rounding scales with where the terms cancel.
+   */
+  magnitudes: { dOldH: Matrix; dInput: Matrix; dWeights: Matrix; dBias: Matrix };
 }
 
 export function referenceForwardMatrices(input: Matrix, weights: Matrix, bias: Matrix, oldH: Matrix, oldCell: Matrix): ReferenceForward {
@@ -117,27 +122,49 @@ export function referenceBackwardMatrices(
   }
   // d_weights = d_gates.t().mm(X); d_bias = d_gates.sum(dim=0)
   const dWeights = matrix(3 * S, K), dBias = matrix(1, 3 * S);
+  const mWeights = matrix(3 * S, K), mBias = matrix(1, 3 * S);
   for (let n = 0; n < 3 * S; n++) {
-    let bsum = 0;
-    for (let b = 0; b < B; b++) bsum += dGates.data[b * 3 * S + n]!;
+    let bsum = 0, bmag = 0;
+    for (let b = 0; b < B; b++) {
+      bsum += dGates.data[b * 3 * S + n]!;
+      bmag += Math.abs(dGates.data[b * 3 * S + n]!);
+    }
     dBias.data[n] = bsum;
+    mBias.data[n] = bmag;
     for (let k = 0; k < K; k++) {
-      let sum = 0;
-      for (let b = 0; b < B; b++) sum += dGates.data[b * 3 * S + n]! * X.data[b * K + k]!;
+      let sum = 0, mag = 0;
+      for (let b = 0; b < B; b++) {
+        const term = dGates.data[b * 3 * S + n]! * X.data[b * K + k]!;
+        sum += term;
+        mag += Math.abs(term);
+      }
       dWeights.data[n * K + k] = sum;
+      mWeights.data[n * K + k] = mag;
     }
   }
   // d_X = d_gates.mm(weights); d_old_h, d_input = d_X[:, :S], d_X[:, S:]
-  const dOldH = matrix(B, S), dInput = matrix(B, F);
+  const dOldH = matrix(B, S), dInput = matrix(B, F), mOldH = matrix(B, S), mInput = matrix(B, F);
   for (let b = 0; b < B; b++) {
     for (let k = 0; k < K; k++) {
-      let sum = 0;
-      for (let n = 0; n < 3 * S; n++) sum += dGates.data[b * 3 * S + n]! * weights.data[n * K + k]!;
-      if (k < S) dOldH.data[b * S + k] = sum;
-      else dInput.data[b * F + k - S] = sum;
+      let sum = 0, mag = 0;
+      for (let n = 0; n < 3 * S; n++) {
+        const term = dGates.data[b * 3 * S + n]! * weights.data[n * K + k]!;
+        sum += term;
+        mag += Math.abs(term);
+      }
+      if (k < S) {
+        dOldH.data[b * S + k] = sum;
+        mOldH.data[b * S + k] = mag;
+      } else {
+        dInput.data[b * F + k - S] = sum;
+        mInput.data[b * F + k - S] = mag;
+      }
     }
   }
-  return { dOldH, dInput, dWeights, dBias, dOldCell };
+  return {
+    dOldH, dInput, dWeights, dBias, dOldCell,
+    magnitudes: { dOldH: mOldH, dInput: mInput, dWeights: mWeights, dBias: mBias },
+  };
 }
 
 /** referenceForwardMatrices on tensors (any dtype, device and strides), computed in float64. */
