@@ -11,8 +11,9 @@
  * and round each output once to the half type, at most the unit roundoff u
  * relative (bfloat16 u = 2^-8 ≈ 3.9e-3, float16 u = 2^-11 ≈ 4.9e-4), measured
  * as tests/helpers.ts's norm-based error; the bounds are 2.5u and 4u (the
- * CUDA step's backward also rounds its gate gradients to the half type
- * before its products: u/2 more, tests/cuda_step_half.test.ts). A
+ * step backward's products may take gate gradients rounded to the half type,
+ * so its sums are judged against their terms' magnitudes too: helpers.ts's
+ * sumError). A
  * sequence carries its state from step to step: each later step's products
  * read two operands rounded to u each, and what they add enters the state the
  * next reads, so its bound grows by 2u a step. The roundings need not be
@@ -27,7 +28,7 @@ import {
   type Parameter, referenceBackward, referenceForward, SGD, Tensor,
 } from "../ts/index.ts";
 import { assert, cudaSkipReason, test } from "./harness.ts";
-import { assertClose as close, randnScaled as randn, tolerance, unitRoundoff } from "./helpers.ts";
+import { assertClose as close, randnScaled as randn, stepMagnitudes, tolerance, unitRoundoff } from "./helpers.ts";
 import { referenceLinear, referenceLinearBackward } from "./linear_reference.ts";
 import { referenceSequence } from "./sequence_reference.ts";
 
@@ -79,7 +80,7 @@ for (const device of devices) for (const dt of halves) {
       const saved = [fw.newCell, fw.inputGate, fw.outputGate, fw.candidateCell, fw.X, fw.gateWeights] as const;
       using g = lltmBackward(gradH, gradCell, ...saved, a.weights);
       const rg = referenceBackward(gradH, gradCell, ...saved, a.weights);
-      for (const name of backwardNames) close(`${dt} ${name} ${B}x${F}x${S}`, g[name], rg[name].data, tol);
+      for (const name of backwardNames) close(`${dt} ${name} ${B}x${F}x${S}`, g[name], rg[name].data, tol, stepMagnitudes(rg, name));
     }), runs);
   }, on);
 
@@ -166,6 +167,6 @@ for (const device of devices) test(`mixed storage on ${device}: bfloat16 activat
     using g = lltmBackward(gradH, gradCell, ...saved, a.weights);
     assert(g.dWeights.dtype === "float32" && g.dBias.dtype === "float32", "float32 weights get float32 gradients");
     const rg = referenceBackward(gradH, gradCell, ...saved, a.weights);
-    for (const name of backwardNames) close(`mixed ${name}`, g[name], rg[name].data, tolerance.bfloat16);
+    for (const name of backwardNames) close(`mixed ${name}`, g[name], rg[name].data, tolerance.bfloat16, stepMagnitudes(rg, name));
   }), runs);
 }, { skip: skipOn(device) });
