@@ -57,7 +57,6 @@ class DirectionLanes {
 
 }  // namespace stacked
 
-
 template <typename Parts>
 void stacked_forward(const OpCall& c, Parts& parts, const char* fn) {
   namespace s = slots::STACKED_FORWARD;

@@ -7,7 +7,8 @@
  */
 import fc from "fast-check";
 import {
-  AdamW, add, type DType, getFloat32MatmulPrecision, LLTM, lltmSequenceBackward, lltmSequenceForward, lltmStackedBackward, lltmStackedForward, setFloat32MatmulPrecision, sum, Tensor,
+  AdamW, add, type DType, getFloat32MatmulPrecision, LLTM, lltmSequenceBackward, lltmSequenceForward, lltmStackedBackward,
+  lltmStackedForward, setFloat32MatmulPrecision, sum, Tensor,
 } from "../ts/index.ts";
 import * as native from "../ts/native/index.ts";
 import { assert, assertThrowsLLTM, cudaSkipReason, test } from "./harness.ts";
