@@ -44,13 +44,27 @@ __global__ void __launch_bounds__(kBlockThreads)
   }
 }
 
+// The call's tensors, which the prologue wrote into the graph's block before the graph ran, into this block's
+// shared memory `raw` (a word a thread): one trip to memory for the block instead of each thread's own reads of
+// every field it uses. Safe before wait_for_prior_grid: no kernel of the graph writes them.
+template <typename P>
+__device__ __forceinline__ const P& staged_params(const P* params, unsigned char* raw) {
+  static_assert(sizeof(P) % sizeof(uint32_t) == 0, "whole words");
+  for (int i = threadIdx.x; i < int(sizeof(P) / sizeof(uint32_t)); i += blockDim.x)
+    reinterpret_cast<uint32_t*>(raw)[i] = reinterpret_cast<const uint32_t*>(params)[i];
+  __syncthreads();
+  return *reinterpret_cast<const P*>(raw);
+}
+
 // Step t after its product: the gates, the cell update, and h_t into the
 // graph's h slot t % 2 (p.h_buffer), which step t + 1's product reads (for
 // half products, the slot of h_half in bfloat16).
 template <typename T>
 __global__ void __launch_bounds__(kBlockThreads)
     forward_step_pointwise(const SequenceForwardTensors<T>* params, int t, __nv_bfloat16* h_half) {
-  const SequenceForwardTensors<T> p = *params;
+  __shared__ alignas(16) unsigned char raw[sizeof(SequenceForwardTensors<T>)];
+  const SequenceForwardTensors<T>& p = staged_params(params, raw);
+  wait_for_prior_grid();
   const int64_t n = int64_t(p.B) * p.S;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     const RowCol at = row_col(e, n, p.S);
@@ -91,7 +105,9 @@ __global__ void __launch_bounds__(kBlockThreads)
 template <typename T>
 __global__ void __launch_bounds__(kBlockThreads)
     backward_step_pointwise(const SequenceBackwardTensors<T>* params, int t, __nv_bfloat16* dG_half) {
-  const SequenceBackwardTensors<T> p = *params;
+  __shared__ alignas(16) unsigned char raw[sizeof(SequenceBackwardTensors<T>)];
+  const SequenceBackwardTensors<T>& p = staged_params(params, raw);
+  wait_for_prior_grid();
   const int64_t n = int64_t(p.B) * p.S;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     const RowCol at = row_col(e, n, p.S);
@@ -275,8 +291,9 @@ void forward_steps(const CachedGraph& c, const GemmEngine& e, int64_t steps, int
       const Matrix<const T> Wh = row_major<const T>(c.weights->as<T>(), G, S);
       gemm<T>(e, row_major<const T>(c.state->as<T>() + slot, B, S), Wh.transposed(), gates, T(1));
     }
-    launch("forward_step_pointwise", forward_step_pointwise<T>, dim3(grid_blocks(BS)), dim3(kBlockThreads), 0,
-           e.stream, params, t, h_half);
+    // Launched while the step's product finishes (it follows the product, never the prologue).
+    launch_after("forward_step_pointwise", forward_step_pointwise<T>, dim3(grid_blocks(BS)), dim3(kBlockThreads), 0,
+                 e.stream, params, t, h_half);
   }
 }
 
@@ -308,8 +325,14 @@ void backward_steps(const CachedGraph& c, const GemmEngine& e, int64_t steps, in
   __nv_bfloat16* dG_half = half_products<T>(e) ? c.half->as<__nv_bfloat16>() : nullptr;
   const Matrix<T> dh = row_major(c.state->as<T>(), B, S);
   for (int64_t t = steps - 1; t >= 0; --t) {
-    launch("backward_step_pointwise", backward_step_pointwise<T>, dim3(grid_blocks(BS)), dim3(kBlockThreads), 0,
-           e.stream, params, int(t), dG_half);
+    // Launched while the step before's product finishes; the first step's follows the prologue, which writes
+    // the block its threads read before they wait, so it waits for it whole.
+    const dim3 grid(grid_blocks(BS)), block(kBlockThreads);
+    if (t + 1 == steps)
+      launch("backward_step_pointwise", backward_step_pointwise<T>, grid, block, 0, e.stream, params, int(t), dG_half);
+    else
+      launch_after("backward_step_pointwise", backward_step_pointwise<T>, grid, block, 0, e.stream, params, int(t),
+                   dG_half);
     if (dG_half != nullptr) {
       if constexpr (std::is_same_v<T, float>) {
         const Matrix<const __nv_bfloat16> Wh = row_major<const __nv_bfloat16>(c.weights->as<__nv_bfloat16>(), G, S);
