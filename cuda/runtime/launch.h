@@ -4,6 +4,7 @@
 // configuration into an lltm::Error naming the kernel).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <tuple>
 #include <utility>
@@ -77,5 +78,53 @@ void launch_cluster(const char* name, void (*kernel)(Params...), dim3 grid, dim3
   config.numAttrs = 1;
   check_launch(cudaLaunchKernelEx(&config, kernel, Params(std::forward<Args>(args))...), name);
 }
+
+// Whether the current device may start a kernel while the one before it on
+// the stream finishes (programmatic dependent launch, sm_90 on), asked once
+// per device.
+inline bool programmatic_launches() {
+  constexpr int kDevices = 64;
+  static std::atomic<int> known[kDevices] = {};  // 0: not asked yet; 1: no; 2: yes
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kDevices) return false;
+  int v = known[device].load(std::memory_order_relaxed);
+  if (v == 0) {
+    int major = 0;
+    v = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess && major >= 9 ? 2 : 1;
+    known[device].store(v, std::memory_order_relaxed);
+  }
+  return v == 2;
+}
+
+// A launch that may start while the kernel before it on the stream finishes,
+// where the device allows (else a plain launch): its blocks may read what no
+// earlier kernel is still writing, and must call wait_for_prior_grid() before
+// reading anything the kernel before it writes, or writing anything. Its
+// launch and such reads then overlap that kernel's last blocks.
+template <typename... Params, typename... Args>
+void launch_after(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes,
+                  cudaStream_t stream, Args&&... args) {
+  if (!programmatic_launches()) return launch(name, kernel, grid, block, shared_bytes, stream, std::forward<Args>(args)...);
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared_bytes;
+  config.stream = stream;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  check_launch(cudaLaunchKernelEx(&config, kernel, Params(std::forward<Args>(args))...), name);
+}
+
+#ifdef __CUDACC__
+// In a kernel launched by launch_after: until the kernel before it has finished and its writes are visible.
+__device__ __forceinline__ void wait_for_prior_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+#endif
 
 }  // namespace lltm::cuda

@@ -44,19 +44,50 @@ __global__ void __launch_bounds__(kBlockThreads)
   }
 }
 
+// The call's tensors, which the prologue wrote into the graph's block before the graph ran, into this block's
+// shared memory `raw` (a word a thread): one trip to memory for the block instead of each thread's own reads of
+// every field it uses. Safe before wait_for_prior_grid: no kernel of the graph writes them.
+template <typename P>
+__device__ __forceinline__ const P& staged_params(const P* params, unsigned char* raw) {
+  static_assert(sizeof(P) % sizeof(uint32_t) == 0, "whole words");
+  for (int i = threadIdx.x; i < int(sizeof(P) / sizeof(uint32_t)); i += blockDim.x)
+    reinterpret_cast<uint32_t*>(raw)[i] = reinterpret_cast<const uint32_t*>(params)[i];
+  __syncthreads();
+  return *reinterpret_cast<const P*>(raw);
+}
+
 // Step t after its product: the gates, the cell update, and h_t into the
 // graph's h slot t % 2 (p.h_buffer), which step t + 1's product reads (for
 // half products, the slot of h_half in bfloat16).
 template <typename T>
 __global__ void __launch_bounds__(kBlockThreads)
     forward_step_pointwise(const SequenceForwardTensors<T>* params, int t, __nv_bfloat16* h_half) {
-  const SequenceForwardTensors<T> p = *params;
-  const int64_t n = int64_t(p.B) * p.S;
-  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
+  __shared__ alignas(16) unsigned char raw[sizeof(SequenceForwardTensors<T>)];
+  const SequenceForwardTensors<T>& p = staged_params(params, raw);
+  const int64_t n = int64_t(p.B) * p.S, first = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  // What the step's product does not write (the bias, and the cell and h that step t - 1's kernel wrote, which
+  // finished before the product began) is read before the wait: with a programmatic launch, behind the product.
+  struct Known {
+    T b0, b1, b2, old_cell, old_h;
+    bool live;
+  };
+  auto known = [&](int b, int s) {
+    const bool live = t < p.lengths.of(b, p.steps);
+    return Known{p.bias[s], p.bias[p.S + s], p.bias[2 * p.S + s], old_cell_of(p, t, b, s),
+                 live ? T(0) : old_h_of(p, t, b, s), live};
+  };
+  Known ahead{};
+  if (first < n) {
+    const RowCol at = row_col(first, n, p.S);
+    ahead = known(int(at.row), at.col);
+  }
+  wait_for_prior_grid();
+  for (int64_t e = first; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     const RowCol at = row_col(e, n, p.S);
     const int b = int(at.row), s = at.col;
+    const Known k = e == first ? ahead : known(b, s);
     const T* g = p.gin + (int64_t(t) * p.B + b) * 3 * p.S;
-    const T g0 = g[s] + p.bias[s], g1 = g[p.S + s] + p.bias[p.S + s], g2 = g[2 * p.S + s] + p.bias[2 * p.S + s];
+    const T g0 = g[s] + k.b0, g1 = g[p.S + s] + k.b1, g2 = g[2 * p.S + s] + k.b2;
     const T i = sigmoid(g0), o = sigmoid(g1), z = elu(g2);
     if (p.reserve != nullptr) {
       p.plane(kPlaneGate0, t)[e] = g0;
@@ -64,11 +95,9 @@ __global__ void __launch_bounds__(kBlockThreads)
       p.plane(kPlaneGate2, t)[e] = g2;
     }
     if (t == 0) save_h0(p, b, s);
-    const T old_cell = old_cell_of(p, t, b, s);
     // Past the sample's length its state is carried (finish_cell's rule, with h_t kept for the product).
-    const bool live = t < p.lengths.of(b, p.steps);
-    const CellUpdate<T> u = live ? cell_update(i, o, z, old_cell) : CellUpdate<T>{old_cell, old_h_of(p, t, b, s)};
-    store_cell(p, t, b, s, u, live);
+    const CellUpdate<T> u = k.live ? cell_update(i, o, z, k.old_cell) : CellUpdate<T>{k.old_cell, k.old_h};
+    store_cell(p, t, b, s, u, k.live);
     // The next step's product reads h_t from h_half with half products, else from the float slot, which
     // store_cell wrote only where no reserve takes h_t.
     if (h_half != nullptr && t + 1 < p.steps)
@@ -91,12 +120,21 @@ __global__ void __launch_bounds__(kBlockThreads)
 template <typename T>
 __global__ void __launch_bounds__(kBlockThreads)
     backward_step_pointwise(const SequenceBackwardTensors<T>* params, int t, __nv_bfloat16* dG_half) {
-  const SequenceBackwardTensors<T> p = *params;
-  const int64_t n = int64_t(p.B) * p.S;
-  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
+  __shared__ alignas(16) unsigned char raw[sizeof(SequenceBackwardTensors<T>)];
+  const SequenceBackwardTensors<T>& p = staged_params(params, raw);
+  const int64_t n = int64_t(p.B) * p.S, first = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  // What no kernel of the pass writes (the saved gates and cell, the output's gradient) is read before the wait:
+  // with a programmatic launch, behind the step before's product.
+  SavedCell<T> ahead{};
+  if (first < n) {
+    const RowCol at = row_col(first, n, p.S);
+    ahead = load_saved(p, t, int(at.row), at.col);
+  }
+  wait_for_prior_grid();
+  for (int64_t e = first; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     const RowCol at = row_col(e, n, p.S);
     const int b = int(at.row), s = at.col;
-    const CellGradients<T> d = backward_cell(p, t, b, s, load_saved(p, t, b, s));
+    const CellGradients<T> d = backward_cell(p, t, b, s, e == first ? ahead : load_saved(p, t, b, s));
     if (dG_half == nullptr) continue;
     __nv_bfloat16* dg = dG_half + int64_t(b) * 3 * p.S + s;
     dg[0] = RoundTo<__nv_bfloat16>::from(d.d0);
@@ -275,8 +313,9 @@ void forward_steps(const CachedGraph& c, const GemmEngine& e, int64_t steps, int
       const Matrix<const T> Wh = row_major<const T>(c.weights->as<T>(), G, S);
       gemm<T>(e, row_major<const T>(c.state->as<T>() + slot, B, S), Wh.transposed(), gates, T(1));
     }
-    launch("forward_step_pointwise", forward_step_pointwise<T>, dim3(grid_blocks(BS)), dim3(kBlockThreads), 0,
-           e.stream, params, t, h_half);
+    // Launched while the step's product finishes (it follows the product, never the prologue).
+    launch_after("forward_step_pointwise", forward_step_pointwise<T>, dim3(grid_blocks(BS)), dim3(kBlockThreads), 0,
+                 e.stream, params, t, h_half);
   }
 }
 
@@ -308,8 +347,14 @@ void backward_steps(const CachedGraph& c, const GemmEngine& e, int64_t steps, in
   __nv_bfloat16* dG_half = half_products<T>(e) ? c.half->as<__nv_bfloat16>() : nullptr;
   const Matrix<T> dh = row_major(c.state->as<T>(), B, S);
   for (int64_t t = steps - 1; t >= 0; --t) {
-    launch("backward_step_pointwise", backward_step_pointwise<T>, dim3(grid_blocks(BS)), dim3(kBlockThreads), 0,
-           e.stream, params, int(t), dG_half);
+    // Launched while the step before's product finishes; the first step's follows the prologue, which writes
+    // the block its threads read before they wait, so it waits for it whole.
+    const dim3 grid(grid_blocks(BS)), block(kBlockThreads);
+    if (t + 1 == steps)
+      launch("backward_step_pointwise", backward_step_pointwise<T>, grid, block, 0, e.stream, params, int(t), dG_half);
+    else
+      launch_after("backward_step_pointwise", backward_step_pointwise<T>, grid, block, 0, e.stream, params, int(t),
+                   dG_half);
     if (dG_half != nullptr) {
       if constexpr (std::is_same_v<T, float>) {
         const Matrix<const __nv_bfloat16> Wh = row_major<const __nv_bfloat16>(c.weights->as<__nv_bfloat16>(), G, S);
