@@ -6,8 +6,10 @@
 #include <type_traits>
 
 #include "dispatch.h"
+#include "math/float32_copies.h"
 #include "math/gemm.h"
 #include "math/strided.h"
+#include "ops/dtypes.h"
 #include "runtime/device.h"
 #include "runtime/kernel_choice.h"
 #include "runtime/lanes.h"
@@ -126,6 +128,23 @@ SequenceKernels choose(int64_t S, int64_t B, RecurrentProducts products) {
                                  [&] { return persistent_fits<T>(S, B, products); });
 }
 
+// Whether a call computing in float32 has the caller's bfloat16 weights and inputs, which a bfloat16 call on the
+// graph path keeps for its products to read as they are (half_forward, half_backward).
+bool keeps_half_operands(const lltm_tensor* weights) { return weights->dtype == LLTM_BFLOAT16; }
+
+// The products' bfloat16 operands as the caller gave them: x's rows (through a contiguous copy where they are
+// not evenly spaced) and W_x.
+struct HalfOperands {
+  InputRows<__nv_bfloat16> X;
+  Matrix<const __nv_bfloat16> Wx;
+};
+
+HalfOperands half_operands_of(const lltm_tensor& inputs, const lltm_tensor& weights, int64_t S, cudaStream_t stream) {
+  const Matrix<const __nv_bfloat16> W = matrix<const __nv_bfloat16>(weights);
+  return {input_rows<__nv_bfloat16>(inputs, LLTM_BFLOAT16, stream),
+          {W.data + S * W.cs, W.rows, W.cols - S, W.rs, W.cs}};
+}
+
 template <typename T>
 void forward(const SequenceForwardArgs& a, int32_t dtype, int32_t float32_precision, int device, DeviceState& dev) {
   check_sizes(a.n, "lltm_sequence_forward");
@@ -134,17 +153,24 @@ void forward(const SequenceForwardArgs& a, int32_t dtype, int32_t float32_precis
   const RecurrentProducts products = recurrent_products<T>(float32_precision);
   const SequenceKernels kernels = choose<T>(S, B, products);
   const GemmEngine engine = gemm_engine(dev, kernels.own_gemm, float32_precision);
-  const InputRows<T> X = input_rows<T>(*a.inputs, dtype, dev.stream);
-  const Matrix<const T> W = matrix<const T>(*a.weights);
-  const Matrix<const T> Wx{W.data + S * W.cs, G, F, W.rs, W.cs};
+  const bool half_operands = keeps_half_operands(a.weights);
   // G_in [T * B, 3S] = X W_x^T for every step at once; the bias joins in the recurrence.
   auto project = [&](T* gin) {
-    rows_product<T>(engine, dev.stream, big_half_products<T>(kernels, engine), X.m, false, Wx, true,
-                    row_major(gin, steps * B, G), T(0));
+    const Matrix<T> out = row_major(gin, steps * B, G);
+    if constexpr (std::is_same_v<T, float>) {
+      if (half_operands) {
+        const HalfOperands x = half_operands_of(*a.inputs, *a.weights, S, dev.stream);
+        return gemm_widened(engine, x.X.m, x.Wx.transposed(), out, 0.0f);
+      }
+    }
+    const InputRows<T> X = input_rows<T>(*a.inputs, dtype, dev.stream);
+    const Matrix<const T> W = matrix<const T>(*a.weights);
+    const Matrix<const T> Wx{W.data + S * W.cs, G, F, W.rs, W.cs};
+    rows_product<T>(engine, dev.stream, big_half_products<T>(kernels, engine), X.m, false, Wx, true, out, T(0));
   };
   SequenceForwardTensors<T> p{nullptr,
                               accessor1<const T>(*a.bias),
-                              accessor<const T, 2>(*a.weights),
+                              half_operands ? Accessor<const T, 2>{} : accessor<const T, 2>(*a.weights),
                               accessor<const T, 2>(*a.h0),
                               accessor<const T, 2>(*a.c0),
                               accessor<T, 3>(*a.outputs),
@@ -157,7 +183,10 @@ void forward(const SequenceForwardArgs& a, int32_t dtype, int32_t float32_precis
                               int(B),
                               int(S),
                               lengths};
-  if (kernels.recurrence == Recurrence::kGraph) return graph_forward<T>(p, engine, device, project);
+  if (kernels.recurrence == Recurrence::kGraph) {
+    const HalfWeights half_weights = accessor<const __nv_bfloat16, 2>(*a.weights);
+    return graph_forward<T>(p, engine, device, project, half_operands ? &half_weights : nullptr);
+  }
   // The cluster kernels keep the cells and h between steps on chip.
   const bool on_chip = kernels.recurrence == Recurrence::kCluster;
   Scratch gin(size_t(steps * B * G) * sizeof(T)), cell(on_chip ? 0 : size_t(B * S) * sizeof(T));
@@ -188,6 +217,7 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
   const SequenceKernels kernels = choose<T>(S, B, products);
   const GemmEngine engine = gemm_engine(dev, kernels.own_gemm, float32_precision);
   const T* reserve = static_cast<const T*>(a.reserve);
+  const bool half_operands = keeps_half_operands(a.weights);
   // The weight gradients go to the side stream outside the graph path (whose
   // finish runs inside its graph); a call that starts beside a layer's worth
   // of side work, or on a lane beside others, takes the clusters' half of the
@@ -200,7 +230,7 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
   SequenceBackwardTensors<T> p{optional_accessor<const T, 3>(a.grad_outputs),
                                optional_accessor<const T, 2>(a.grad_last_h),
                                optional_accessor<const T, 2>(a.grad_last_cell),
-                               accessor<const T, 2>(*a.weights),
+                               half_operands ? Accessor<const T, 2>{} : accessor<const T, 2>(*a.weights),
                                a.grad_outputs != nullptr,
                                a.grad_last_h != nullptr,
                                a.grad_last_cell != nullptr,
@@ -220,9 +250,6 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
   // rows; bias_rows: each row's gate gradients summed over the steps, where
   // the recurrence wrote them ([B, 3S]; else nullptr).
   auto finish = [&](const Matrix<const T> dGm, const T* bias_rows) {
-    const Matrix<const T> W = matrix<const T>(*a.weights);
-    const Matrix<const T> Wx{W.data + S * W.cs, G, F, W.rs, W.cs};
-    const InputRows<T> X = input_rows<T>(*a.inputs, dtype, dev.stream);
     // With half products, dG in bfloat16 once for the three products that read it.
     const bool half = big_half_products<T>(kernels, engine);
     std::optional<Bfloat16Copy> dG_half;
@@ -230,6 +257,26 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
       if (half) dG_half = bfloat16_copy(dev.stream, dGm);
     }
     const Bfloat16Copy* dG_copy = dG_half ? &*dG_half : nullptr;
+    // The products that read x or W_x take the caller's bfloat16 ones where the call keeps them (then `half` and
+    // the graph path, with nothing beside), else the call's type.
+    std::optional<HalfOperands> kept;
+    std::optional<InputRows<T>> X;
+    Matrix<const T> Wx{};
+    if (half_operands) {
+      kept = half_operands_of(*a.inputs, *a.weights, S, dev.stream);
+    } else {
+      const Matrix<const T> W = matrix<const T>(*a.weights);
+      Wx = {W.data + S * W.cs, G, F, W.rs, W.cs};
+      X = input_rows<T>(*a.inputs, dtype, dev.stream);
+    }
+    // out = dG' b (dG' being dG, or its transpose where tdG says so), b being x's rows or W_x.
+    auto dG_times = [&](bool tdG, const Matrix<const T>& b, const Matrix<const __nv_bfloat16>& b_kept,
+                        const GemmEngine& on, cudaStream_t stream, Matrix<T> out, T beta) {
+      if constexpr (std::is_same_v<T, float>) {
+        if (kept) return gemm_widened(on, oriented(dG_copy->m, tdG), b_kept, out, beta);
+      }
+      rows_product<T>(on, stream, half, dGm, tdG, b, false, out, beta, dG_copy);
+    };
     // d_inputs [T * B, F] = dG W_x when asked for, through a contiguous copy when its rows are not evenly spaced.
     if (a.d_inputs != nullptr) {
       Matrix<T> dX;
@@ -238,7 +285,7 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
       // A gate-major dG is not contiguous along this product's depth (the gates): W_x then goes column-major.
       std::unique_ptr<Scratch> wx_copy;
       const Matrix<const T> Wx_operand = dGm.rs == 1 ? column_major_copy(dev.stream, Wx, wx_copy) : Wx;
-      rows_product<T>(engine, dev.stream, half, dGm, false, Wx_operand, false, dX, T(0), dG_copy);
+      dG_times(false, Wx_operand, kept ? kept->Wx : Matrix<const __nv_bfloat16>{}, engine, dev.stream, dX, T(0));
       if (dx_staged.as<void>() != nullptr)
         strided_copy(*a.d_inputs, contiguous_like(*a.d_inputs, dx_staged.as<void>()), dtype, dev.stream);
     }
@@ -256,24 +303,28 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
     // bias rows).
     if (overlap_weight_gradients) {
       std::vector<Span> touched{tensor_span(*a.d_weights), tensor_span(*a.d_bias), tensor_span(*a.inputs),
-                                matrix_span(H), matrix_span(X.m), matrix_span(dGm)};
+                                matrix_span(H), matrix_span(X->m), matrix_span(dGm)};
       if (bias_rows != nullptr) touched.push_back(matrix_span(row_major<const T>(bias_rows, B, G)));
       side.emplace(device, std::move(touched), 2.0 * double(steps * B) * double(G) * double(S + F));
     }
     const cudaStream_t stream = side ? side->stream() : dev.stream;
     if (kernels.recurrence == Recurrence::kCluster && weight_gradients_fit(steps * B, G, S + F))
-      return weight_gradients<T>({dGm, H, X.m, dW, d_bias, a.d_bias->strides[0], a.accumulate}, stream);
+      return weight_gradients<T>({dGm, H, X->m, dW, d_bias, a.d_bias->strides[0], a.accumulate}, stream);
     const GemmEngine products_engine = side ? side_gemm_engine(dev, engine) : engine;
     const T beta = a.accumulate ? T(1) : T(0);
     const Matrix<T> dWh{dW.data, G, S, dW.rs, dW.cs}, dWx{dW.data + S * dW.cs, G, F, dW.rs, dW.cs};
     rows_product<T>(products_engine, stream, half, dGm, true, H, false, dWh, beta, dG_copy);
-    rows_product<T>(products_engine, stream, half, dGm, true, X.m, false, dWx, beta, dG_copy);
+    dG_times(true, X ? X->m : Matrix<const T>{}, kept ? kept->X.m : Matrix<const __nv_bfloat16>{}, products_engine,
+             stream, dWx, beta);
     column_sums<T>(stream, bias_rows != nullptr ? row_major<const T>(bias_rows, B, G) : dGm, d_bias,
                    a.d_bias->strides[0], a.accumulate);
   };
-  if (kernels.recurrence == Recurrence::kGraph)
-    return graph_backward<T>(p, engine, device,
-                             [&](const T* dG) { finish(row_major<const T>(dG, steps * B, G), nullptr); });
+  if (kernels.recurrence == Recurrence::kGraph) {
+    const HalfWeights half_weights = accessor<const __nv_bfloat16, 2>(*a.weights);
+    return graph_backward<T>(
+        p, engine, device, [&](const T* dG) { finish(row_major<const T>(dG, steps * B, G), nullptr); },
+        half_operands ? &half_weights : nullptr);
+  }
   // The cluster kernels keep dh and dc between steps on chip.
   const bool on_chip = kernels.recurrence == Recurrence::kCluster;
   const size_t carried = on_chip ? 0 : size_t(B * S) * sizeof(T);
@@ -322,6 +373,54 @@ int64_t clustered_copies(int32_t float32_precision, int64_t S, int64_t B) {
   return 0;
 }
 
+// A bfloat16 or float16 call computes in float32 at its type's products' precision (half_call_precision), its
+// tensors copied to float32 and back (math/float32_copies.h), but for a bfloat16 call on the graph path its inputs
+// and weights, which only its products read: those read them as they are, as they would read bfloat16 copies.
+bool keeps_half(int32_t dtype, int32_t float32_precision, int64_t S, int64_t B) {
+  return dtype == LLTM_BFLOAT16 &&
+         choose<float>(S, B, recurrent_products<float>(float32_precision)).recurrence == Recurrence::kGraph;
+}
+
+void half_forward(const SequenceForwardArgs& a, int32_t dtype, int32_t precision, int device, DeviceState& dev) {
+  const int32_t float32_precision = half_call_precision(dtype, precision);
+  const bool keep = keeps_half(dtype, float32_precision, a.n.state, a.n.batch);
+  Float32Copies f(dev.stream);
+  SequenceForwardArgs s = a;
+  s.inputs = keep ? a.inputs : f.of(a.inputs, true, false);
+  s.weights = keep ? a.weights : f.of(a.weights, true, false);
+  s.bias = f.of(a.bias, true, false);
+  s.h0 = f.of(a.h0, true, false);
+  s.c0 = f.of(a.c0, true, false);
+  s.outputs = f.of(a.outputs, false, true);
+  s.last_h = f.of(a.last_h, false, true);
+  s.last_cell = f.of(a.last_cell, false, true);
+  forward<float>(s, LLTM_FLOAT32, float32_precision, device, dev);
+  f.write_back();
+}
+
+void half_backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t precision, int device, DeviceState& dev) {
+  const int32_t float32_precision = half_call_precision(dtype, precision);
+  const bool keep = keeps_half(dtype, float32_precision, a.n.state, a.n.batch);
+  Float32Copies f(dev.stream);
+  SequenceBackwardArgs s = a;
+  s.grad_outputs = f.of(a.grad_outputs, true, false);
+  s.grad_last_h = f.of(a.grad_last_h, true, false);
+  s.grad_last_cell = f.of(a.grad_last_cell, true, false);
+  s.inputs = keep ? a.inputs : f.of(a.inputs, true, false);
+  s.weights = keep ? a.weights : f.of(a.weights, true, false);
+  s.h0 = f.of(a.h0, true, false);
+  s.d_inputs = f.of(a.d_inputs, false, true);
+  s.d_weights = f.of(a.d_weights, a.accumulate, true);
+  s.d_bias = f.of(a.d_bias, a.accumulate, true);
+  s.d_h0 = f.of(a.d_h0, false, true);
+  s.d_c0 = f.of(a.d_c0, false, true);
+  backward<float>(s, LLTM_FLOAT32, float32_precision, device, dev);
+  // The weight gradients may still be running on the side stream (runtime/side_work.h).
+  const lltm_tensor* side_written[] = {s.d_weights, s.d_bias};
+  settle_side_work(device, side_written, 2);
+  f.write_back();
+}
+
 }  // namespace
 
 int64_t clustered_recurrence_copies(int32_t dtype, int32_t float32_precision, int64_t S, int64_t B) {
@@ -333,6 +432,7 @@ int64_t clustered_recurrence_copies(int32_t dtype, int32_t float32_precision, in
 void sequence_forward(const SequenceForwardArgs& args, int32_t dtype, int32_t float32_precision, int device) {
   DeviceGuard guard(device);
   DeviceState& dev = state(device);
+  if (dtype == LLTM_BFLOAT16 || dtype == LLTM_FLOAT16) return half_forward(args, dtype, float32_precision, device, dev);
   LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_sequence_forward", [&] {
     forward<scalar_t>(args, dtype, float32_precision, device, dev);
   });
@@ -341,6 +441,7 @@ void sequence_forward(const SequenceForwardArgs& args, int32_t dtype, int32_t fl
 void sequence_backward(const SequenceBackwardArgs& args, int32_t dtype, int32_t float32_precision, int device) {
   DeviceGuard guard(device);
   DeviceState& dev = state(device);
+  if (dtype == LLTM_BFLOAT16 || dtype == LLTM_FLOAT16) return half_backward(args, dtype, float32_precision, device, dev);
   LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_sequence_backward", [&] {
     backward<scalar_t>(args, dtype, float32_precision, device, dev);
   });
