@@ -128,8 +128,8 @@ SequenceKernels choose(int64_t S, int64_t B, RecurrentProducts products) {
                                  [&] { return persistent_fits<T>(S, B, products); });
 }
 
-// Whether a call computing in float32 has the caller's bfloat16 weights and inputs, which a bfloat16 call on the
-// graph path keeps for its products to read as they are (half_forward, half_backward).
+// Whether a call computing in float32 has the caller's bfloat16 tensors for its products, as a bfloat16 call on
+// the graph path keeps them (half_forward, half_backward).
 bool keeps_half_operands(const lltm_tensor* weights) { return weights->dtype == LLTM_BFLOAT16; }
 
 // The products' bfloat16 operands as the caller gave them: x's rows (through a contiguous copy where they are
@@ -143,6 +143,37 @@ HalfOperands half_operands_of(const lltm_tensor& inputs, const lltm_tensor& weig
   const Matrix<const __nv_bfloat16> W = matrix<const __nv_bfloat16>(weights);
   return {input_rows<__nv_bfloat16>(inputs, LLTM_BFLOAT16, stream),
           {W.data + S * W.cs, W.rows, W.cols - S, W.rs, W.cs}};
+}
+
+// d_inputs [T * B, F] written by `product(dX)`: in place where its rows are evenly spaced, else through a
+// contiguous copy.
+template <typename T, typename Product>
+void into_d_inputs(const lltm_tensor& d_inputs, int32_t dtype, cudaStream_t stream, Product&& product) {
+  const int64_t rows = d_inputs.sizes[0] * d_inputs.sizes[1], F = d_inputs.sizes[2];
+  Matrix<T> dX;
+  Scratch staged(rows_of(d_inputs, dX) ? 0 : size_t(rows * F) * sizeof(T));
+  if (staged.as<void>() != nullptr) dX = row_major(staged.as<T>(), rows, F);
+  product(dX);
+  if (staged.as<void>() != nullptr) strided_copy(d_inputs, contiguous_like(d_inputs, staged.as<void>()), dtype, stream);
+}
+
+// The graph path's products after a bfloat16 call's recurrence, on the caller's bfloat16 inputs and weights, into
+// its bfloat16 d_inputs and d_weights (float32 sums, rounded once), the bias's from dGm into a float32 copy.
+void finish_on_kept(const SequenceBackwardArgs& a, const Bfloat16Copy& dG_half, Matrix<const float> dGm,
+                    const GemmEngine& engine, cudaStream_t stream) {
+  using bf16 = __nv_bfloat16;
+  const int64_t rows = dGm.rows, G = dGm.cols, S = a.n.state, F = a.n.features;
+  const HalfOperands x = half_operands_of(*a.inputs, *a.weights, S, stream);
+  if (a.d_inputs != nullptr)
+    into_d_inputs<bf16>(*a.d_inputs, LLTM_BFLOAT16, stream,
+                        [&](Matrix<bf16> dX) { gemm<bf16>(engine, dG_half.m, x.Wx, dX, bf16(0.0f)); });
+  const Matrix<bf16> dW = matrix<bf16>(*a.d_weights);
+  const bf16 beta(a.accumulate ? 1.0f : 0.0f);
+  const float* H = static_cast<const float*>(a.reserve) + kPlaneH * rows * S;
+  const Bfloat16Copy H_half = bfloat16_copy(stream, row_major<const float>(H, rows, S));
+  gemm<bf16>(engine, dG_half.m.transposed(), H_half.m, {dW.data, G, S, dW.rs, dW.cs}, beta);
+  gemm<bf16>(engine, dG_half.m.transposed(), x.X.m, {dW.data + S * dW.cs, G, F, dW.rs, dW.cs}, beta);
+  column_sums<float>(stream, dGm, static_cast<float*>(a.d_bias->data), a.d_bias->strides[0], a.accumulate);
 }
 
 template <typename T>
@@ -249,45 +280,29 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
   // where the recurrence wrote them so), the rest is products over all T * B
   // rows; bias_rows: each row's gate gradients summed over the steps, where
   // the recurrence wrote them ([B, 3S]; else nullptr).
-  auto finish = [&](const Matrix<const T> dGm, const T* bias_rows) {
-    // With half products, dG in bfloat16 once for the three products that read it.
+  auto finish = [&](const Matrix<const T> dGm, const T* bias_rows, const __nv_bfloat16* dG_given) {
+    // With half products, dG in bfloat16 once for the three products that read it (the graph path's own where
+    // its steps' products wrote one).
     const bool half = big_half_products<T>(kernels, engine);
     std::optional<Bfloat16Copy> dG_half;
     if constexpr (std::is_same_v<T, float>) {
-      if (half) dG_half = bfloat16_copy(dev.stream, dGm);
+      if (half)
+        dG_half = dG_given != nullptr ? Bfloat16Copy{nullptr, row_major(dG_given, dGm.rows, dGm.cols)}
+                                      : bfloat16_copy(dev.stream, dGm);
+      if (half_operands) return finish_on_kept(a, *dG_half, dGm, engine, dev.stream);
     }
     const Bfloat16Copy* dG_copy = dG_half ? &*dG_half : nullptr;
-    // The products that read x or W_x take the caller's bfloat16 ones where the call keeps them (then `half` and
-    // the graph path, with nothing beside), else the call's type.
-    std::optional<HalfOperands> kept;
-    std::optional<InputRows<T>> X;
-    Matrix<const T> Wx{};
-    if (half_operands) {
-      kept = half_operands_of(*a.inputs, *a.weights, S, dev.stream);
-    } else {
-      const Matrix<const T> W = matrix<const T>(*a.weights);
-      Wx = {W.data + S * W.cs, G, F, W.rs, W.cs};
-      X = input_rows<T>(*a.inputs, dtype, dev.stream);
-    }
-    // out = dG' b (dG' being dG, or its transpose where tdG says so), b being x's rows or W_x.
-    auto dG_times = [&](bool tdG, const Matrix<const T>& b, const Matrix<const __nv_bfloat16>& b_kept,
-                        const GemmEngine& on, cudaStream_t stream, Matrix<T> out, T beta) {
-      if constexpr (std::is_same_v<T, float>) {
-        if (kept) return gemm_widened(on, oriented(dG_copy->m, tdG), b_kept, out, beta);
-      }
-      rows_product<T>(on, stream, half, dGm, tdG, b, false, out, beta, dG_copy);
-    };
-    // d_inputs [T * B, F] = dG W_x when asked for, through a contiguous copy when its rows are not evenly spaced.
+    const Matrix<const T> W = matrix<const T>(*a.weights);
+    const Matrix<const T> Wx{W.data + S * W.cs, G, F, W.rs, W.cs};
+    const InputRows<T> X = input_rows<T>(*a.inputs, dtype, dev.stream);
+    // d_inputs [T * B, F] = dG W_x when asked for.
     if (a.d_inputs != nullptr) {
-      Matrix<T> dX;
-      Scratch dx_staged(rows_of(*a.d_inputs, dX) ? 0 : size_t(steps * B * F) * sizeof(T));
-      if (dx_staged.as<void>() != nullptr) dX = row_major(dx_staged.as<T>(), steps * B, F);
-      // A gate-major dG is not contiguous along this product's depth (the gates): W_x then goes column-major.
-      std::unique_ptr<Scratch> wx_copy;
-      const Matrix<const T> Wx_operand = dGm.rs == 1 ? column_major_copy(dev.stream, Wx, wx_copy) : Wx;
-      dG_times(false, Wx_operand, kept ? kept->Wx : Matrix<const __nv_bfloat16>{}, engine, dev.stream, dX, T(0));
-      if (dx_staged.as<void>() != nullptr)
-        strided_copy(*a.d_inputs, contiguous_like(*a.d_inputs, dx_staged.as<void>()), dtype, dev.stream);
+      into_d_inputs<T>(*a.d_inputs, dtype, dev.stream, [&](Matrix<T> dX) {
+        // A gate-major dG is not contiguous along this product's depth (the gates): W_x then goes column-major.
+        std::unique_ptr<Scratch> wx_copy;
+        const Matrix<const T> Wx_operand = dGm.rs == 1 ? column_major_copy(dev.stream, Wx, wx_copy) : Wx;
+        rows_product<T>(engine, dev.stream, half, dGm, false, Wx_operand, false, dX, T(0), dG_copy);
+      });
     }
     // d_weights = dG^T [h_{t-1}, x_t] summed over steps (H: the saved h_{t-1}
     // of every step): at the cluster recurrence's sizes with the bias in one
@@ -303,26 +318,26 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
     // bias rows).
     if (overlap_weight_gradients) {
       std::vector<Span> touched{tensor_span(*a.d_weights), tensor_span(*a.d_bias), tensor_span(*a.inputs),
-                                matrix_span(H), matrix_span(X->m), matrix_span(dGm)};
+                                matrix_span(H), matrix_span(X.m), matrix_span(dGm)};
       if (bias_rows != nullptr) touched.push_back(matrix_span(row_major<const T>(bias_rows, B, G)));
       side.emplace(device, std::move(touched), 2.0 * double(steps * B) * double(G) * double(S + F));
     }
     const cudaStream_t stream = side ? side->stream() : dev.stream;
     if (kernels.recurrence == Recurrence::kCluster && weight_gradients_fit(steps * B, G, S + F))
-      return weight_gradients<T>({dGm, H, X->m, dW, d_bias, a.d_bias->strides[0], a.accumulate}, stream);
+      return weight_gradients<T>({dGm, H, X.m, dW, d_bias, a.d_bias->strides[0], a.accumulate}, stream);
     const GemmEngine products_engine = side ? side_gemm_engine(dev, engine) : engine;
     const T beta = a.accumulate ? T(1) : T(0);
     const Matrix<T> dWh{dW.data, G, S, dW.rs, dW.cs}, dWx{dW.data + S * dW.cs, G, F, dW.rs, dW.cs};
     rows_product<T>(products_engine, stream, half, dGm, true, H, false, dWh, beta, dG_copy);
-    dG_times(true, X ? X->m : Matrix<const T>{}, kept ? kept->X.m : Matrix<const __nv_bfloat16>{}, products_engine,
-             stream, dWx, beta);
+    rows_product<T>(products_engine, stream, half, dGm, true, X.m, false, dWx, beta, dG_copy);
     column_sums<T>(stream, bias_rows != nullptr ? row_major<const T>(bias_rows, B, G) : dGm, d_bias,
                    a.d_bias->strides[0], a.accumulate);
   };
   if (kernels.recurrence == Recurrence::kGraph) {
     const HalfWeights half_weights = accessor<const __nv_bfloat16, 2>(*a.weights);
     return graph_backward<T>(
-        p, engine, device, [&](const T* dG) { finish(row_major<const T>(dG, steps * B, G), nullptr); },
+        p, engine, device,
+        [&](const T* dG, const __nv_bfloat16* dG_half) { finish(row_major<const T>(dG, steps * B, G), nullptr, dG_half); },
         half_operands ? &half_weights : nullptr);
   }
   // The cluster kernels keep dh and dc between steps on chip.
@@ -335,7 +350,7 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
   const Matrix<const T> by_row = row_major<const T>(dG.as<T>(), steps * B, G);
   if (on_chip) {
     cluster_backward(p, dev.stream);
-    return finish(by_row, nullptr);
+    return finish(by_row, nullptr, nullptr);
   }
   // Gate-major where cuBLAS's TF32 products take it: d_weights' products reduce over the T * B rows, along
   // which a row-major dG is not contiguous, and cuBLAS runs such a product on Ampere-era kernels.
@@ -359,8 +374,9 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
     }
     return false;
   };
-  if (on_tensor_core_clusters()) return finish(p.dG_by_gate ? by_gate : by_row, bias_rows->template as<const T>());
-  finish(persistent_backward(p, products, dev.stream) ? by_gate : by_row, nullptr);
+  if (on_tensor_core_clusters())
+    return finish(p.dG_by_gate ? by_gate : by_row, bias_rows->template as<const T>(), nullptr);
+  finish(persistent_backward(p, products, dev.stream) ? by_gate : by_row, nullptr, nullptr);
 }
 
 template <typename T>
@@ -374,8 +390,9 @@ int64_t clustered_copies(int32_t float32_precision, int64_t S, int64_t B) {
 }
 
 // A bfloat16 or float16 call computes in float32 at its type's products' precision (half_call_precision), its
-// tensors copied to float32 and back (math/float32_copies.h), but for a bfloat16 call on the graph path its inputs
-// and weights, which only its products read: those read them as they are, as they would read bfloat16 copies.
+// tensors copied to float32 and back (math/float32_copies.h), but for a bfloat16 call on the graph path the
+// tensors only its products touch: they read its inputs and weights as they are, as they would read bfloat16
+// copies, and write d_inputs and d_weights rounded once from their float32 sums, as the copies would be.
 bool keeps_half(int32_t dtype, int32_t float32_precision, int64_t S, int64_t B) {
   return dtype == LLTM_BFLOAT16 &&
          choose<float>(S, B, recurrent_products<float>(float32_precision)).recurrence == Recurrence::kGraph;
@@ -409,8 +426,8 @@ void half_backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t precisi
   s.inputs = keep ? a.inputs : f.of(a.inputs, true, false);
   s.weights = keep ? a.weights : f.of(a.weights, true, false);
   s.h0 = f.of(a.h0, true, false);
-  s.d_inputs = f.of(a.d_inputs, false, true);
-  s.d_weights = f.of(a.d_weights, a.accumulate, true);
+  s.d_inputs = keep ? a.d_inputs : f.of(a.d_inputs, false, true);
+  s.d_weights = keep ? a.d_weights : f.of(a.d_weights, a.accumulate, true);
   s.d_bias = f.of(a.d_bias, a.accumulate, true);
   s.d_h0 = f.of(a.d_h0, false, true);
   s.d_c0 = f.of(a.d_c0, false, true);

@@ -117,8 +117,8 @@ __global__ void __launch_bounds__(kBlockThreads)
   copy_recurrent_weights(weights, p.S, wh);
 }
 
-// Step t's gate gradients into dG (and, for half products, into dG_half
-// [B, 3S] in bfloat16, which the step's product then reads).
+// Step t's gate gradients into dG (and, for half products, into dG_half,
+// step t's [B, 3S] in bfloat16, which the step's product then reads).
 template <typename T>
 __global__ void __launch_bounds__(kBlockThreads)
     backward_step_pointwise(const SequenceBackwardTensors<T>* params, int t, __nv_bfloat16* dG_half) {
@@ -350,9 +350,10 @@ template <typename T>
 void backward_steps(const CachedGraph& c, const GemmEngine& e, int64_t steps, int64_t B, int64_t S) {
   const int64_t G = 3 * S, BS = B * S;
   const auto* params = c.params->as<SequenceBackwardTensors<T>>();
-  __nv_bfloat16* dG_half = half_products<T>(e) ? c.half->as<__nv_bfloat16>() : nullptr;
+  __nv_bfloat16* dG_halves = half_products<T>(e) ? c.half->as<__nv_bfloat16>() : nullptr;
   const Matrix<T> dh = row_major(c.state->as<T>(), B, S);
   for (int64_t t = steps - 1; t >= 0; --t) {
+    __nv_bfloat16* dG_half = dG_halves != nullptr ? dG_halves + t * B * G : nullptr;
     // Launched while the step before's product finishes; the first step's follows the prologue, which writes
     // the block its threads read before they wait, so it waits for it whole.
     const dim3 grid(grid_blocks(BS)), block(kBlockThreads);
@@ -434,21 +435,21 @@ void graph_forward(const SequenceForwardTensors<T>& p, const GemmEngine& engine,
 
 template <typename T>
 void graph_backward(const SequenceBackwardTensors<T>& p, const GemmEngine& engine, int device,
-                    const std::function<void(const T* dG)>& finish, const HalfWeights* half_weights) {
+                    const GraphFinish<T>& finish, const HalfWeights* half_weights) {
   const int64_t B = p.B, S = p.S, G = 3 * S, BS = B * S;
   const cudaStream_t stream = engine.stream;
   const bool half = half_products<T>(engine);
   check_half_weights(half, half_weights);
-  // state: dh, then dc; half: a step's dG in bfloat16.
+  // state: dh, then dc; half: every step's dG in bfloat16.
   const BufferBytes bytes{sizeof(SequenceBackwardTensors<T>), size_t(G * S) * (half ? sizeof(__nv_bfloat16) : sizeof(T)),
                           size_t(p.steps * B * G) * sizeof(T), size_t(2 * BS) * sizeof(T),
-                          half ? size_t(B * G) * sizeof(__nv_bfloat16) : 0};
+                          half ? size_t(p.steps * B * G) * sizeof(__nv_bfloat16) : 0};
   if (recording(stream)) {
     CachedGraph direct;
     allocate(direct, bytes);
     backward_prologue_of(p, direct, stream, half, half_weights);
     backward_steps<T>(direct, engine, p.steps, B, S);
-    return finish(direct.gates->as<T>());
+    return finish(direct.gates->as<T>(), half ? direct.half->as<__nv_bfloat16>() : nullptr);
   }
   GraphState& g = graph_state(device);
   std::lock_guard<std::mutex> lock(g.mutex);
@@ -457,7 +458,7 @@ void graph_backward(const SequenceBackwardTensors<T>& p, const GemmEngine& engin
                                 [&](CachedGraph& c) { backward_steps<T>(c, engine_for(g, engine), p.steps, B, S); });
   backward_prologue_of(p, c, stream, half, half_weights);
   LLTM_CUDA_CHECK(cudaGraphLaunch(c.exec, stream));
-  finish(c.gates->as<T>());
+  finish(c.gates->as<T>(), half ? c.half->as<__nv_bfloat16>() : nullptr);
 }
 
 template void graph_forward<float>(const SequenceForwardTensors<float>&, const GemmEngine&, int,
@@ -465,8 +466,8 @@ template void graph_forward<float>(const SequenceForwardTensors<float>&, const G
 template void graph_forward<double>(const SequenceForwardTensors<double>&, const GemmEngine&, int,
                                     const std::function<void(double*)>&, const HalfWeights*);
 template void graph_backward<float>(const SequenceBackwardTensors<float>&, const GemmEngine&, int,
-                                    const std::function<void(const float*)>&, const HalfWeights*);
+                                    const GraphFinish<float>&, const HalfWeights*);
 template void graph_backward<double>(const SequenceBackwardTensors<double>&, const GemmEngine&, int,
-                                     const std::function<void(const double*)>&, const HalfWeights*);
+                                     const GraphFinish<double>&, const HalfWeights*);
 
 }  // namespace lltm::cuda

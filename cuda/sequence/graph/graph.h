@@ -40,11 +40,15 @@ template <typename T>
 void graph_forward(const SequenceForwardTensors<T>& p, const GemmEngine& engine, int device,
                    const std::function<void(T* gin)>& project, const HalfWeights* half_weights = nullptr);
 
+// The products over all steps after the backward recurrence: dG [T * B, 3S] row-major, and for half products
+// the same in bfloat16 (else nullptr), which the steps' products read.
+template <typename T>
+using GraphFinish = std::function<void(const T* dG, const __nv_bfloat16* dG_half)>;
+
 // Fills every step's gate gradients, d_h0 and d_c0 (p.dG, p.dh and p.dc are
-// the graph's own and ignored), then calls `finish(dG)` for the products
-// over all steps, under the lock.
+// the graph's own and ignored), then calls `finish` under the lock.
 template <typename T>
 void graph_backward(const SequenceBackwardTensors<T>& p, const GemmEngine& engine, int device,
-                    const std::function<void(const T* dG)>& finish, const HalfWeights* half_weights = nullptr);
+                    const GraphFinish<T>& finish, const HalfWeights* half_weights = nullptr);
 
 }  // namespace lltm::cuda
