@@ -1,10 +1,10 @@
-#include <cstdint>
 #include <string>
 #include <type_traits>
 
 #include "dispatch.h"
 #include "lltm_args.h"
 #include "math/dtype.cuh"
+#include "math/pack.cuh"
 #include "math/shape4.cuh"
 #include "math/strided.h"
 #include "ops/dtypes.h"
@@ -27,16 +27,7 @@ __global__ void convert_kernel(D* dst, Shape4 dst_shape, const S* src, Shape4 sr
     dst[offset_of(i, dst_shape, dst_shape)] = convert<D>(src[offset_of(i, dst_shape, src_shape)]);
 }
 
-// Eight elements a thread at a time, in one load and one store of each side (two where they are wider than
-// 16 bytes), where both tensors are dense and aligned to that: the strided kernels' one element a thread moves
-// 2- and 4-byte words, about half the bandwidth the device has.
-constexpr int kPack = 8;
-
-template <typename T>
-struct alignas(sizeof(T) * kPack) Pack {
-  T v[kPack];
-};
-
+// Eight elements a thread at a time (math/pack.cuh), where both tensors are dense and aligned to that.
 template <typename D, typename S>
 __global__ void convert_packs_kernel(Pack<D>* dst, const Pack<S>* src, int64_t packs) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < packs; i += int64_t(gridDim.x) * blockDim.x) {
@@ -46,11 +37,6 @@ __global__ void convert_packs_kernel(Pack<D>* dst, const Pack<S>* src, int64_t p
     for (int j = 0; j < kPack; ++j) out.v[j] = convert<D>(in.v[j]);
     dst[i] = out;
   }
-}
-
-template <typename T>
-bool pack_aligned(const void* p) {
-  return reinterpret_cast<uintptr_t>(p) % sizeof(Pack<T>) == 0;
 }
 
 // A dense run of n elements: offsets are the indices.

@@ -6,6 +6,7 @@
 
 #include "math/dtype.cuh"
 #include "math/gemm.h"
+#include "math/pack.cuh"
 #include "math/shape4.cuh"
 #include "runtime/capture.h"
 #include "runtime/launch.h"
@@ -18,13 +19,34 @@ namespace {
 // W_h, the first S columns of the weights [3S, S + F] (any strides, of the call's type or, for half products,
 // the caller's bfloat16 where the call is one), into a contiguous [3S, S] of type W: T itself, or bfloat16 for
 // half products.
+// `packed`: W_h's rows dense and aligned to whole packs (packed_rows), copied a pack a thread.
 template <typename Src, typename W>
-__device__ __forceinline__ void copy_recurrent_weights(const Accessor<const Src, 2>& weights, int S, W* out) {
+__device__ __forceinline__ void copy_recurrent_weights(const Accessor<const Src, 2>& weights, int S, W* out,
+                                                       bool packed) {
+  if (packed) {
+    const int64_t row_packs = S / kPack, packs = int64_t(3) * S * row_packs;
+    for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < packs; e += int64_t(gridDim.x) * blockDim.x) {
+      const Src* row = weights.data + e / row_packs * weights.strides[0];
+      const Pack<Src> in = reinterpret_cast<const Pack<Src>*>(row)[e % row_packs];
+      Pack<W> converted;
+#pragma unroll
+      for (int j = 0; j < kPack; ++j) converted.v[j] = convert<W>(in.v[j]);
+      reinterpret_cast<Pack<W>*>(out)[e] = converted;
+    }
+    return;
+  }
   const int64_t n = int64_t(3) * S * S;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     const RowCol at = row_col(e, n, S);
     out[e] = RoundTo<W>::from(weights[at.row][at.col]);
   }
+}
+
+// Whether W_h's rows (the first S columns of each) are dense, each starting on a whole pack, and whole packs long.
+template <typename Src>
+bool packed_rows(const Accessor<const Src, 2>& weights, int S) {
+  return weights.strides[1] == 1 && weights.strides[0] % kPack == 0 && S % kPack == 0 &&
+         pack_aligned<Src>(weights.data);
 }
 
 // Before each replay of a forward graph: the call's tensors into the graph's
@@ -33,9 +55,9 @@ __device__ __forceinline__ void copy_recurrent_weights(const Accessor<const Src,
 template <typename T, typename W, typename Src>
 __global__ void __launch_bounds__(kBlockThreads)
     forward_prologue(SequenceForwardTensors<T> p, SequenceForwardTensors<T>* params, Accessor<const Src, 2> weights,
-                     W* wh, T* h_first, __nv_bfloat16* h_first_half) {
+                     bool packed, W* wh, T* h_first, __nv_bfloat16* h_first_half) {
   if (blockIdx.x == 0 && threadIdx.x == 0) *params = p;
-  copy_recurrent_weights(weights, p.S, wh);
+  copy_recurrent_weights(weights, p.S, wh, packed);
   const int64_t n = int64_t(p.B) * p.S;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     const RowCol at = row_col(e, n, p.S);
@@ -112,9 +134,9 @@ __global__ void __launch_bounds__(kBlockThreads)
 template <typename T, typename W, typename Src>
 __global__ void __launch_bounds__(kBlockThreads)
     backward_prologue(SequenceBackwardTensors<T> p, SequenceBackwardTensors<T>* params, Accessor<const Src, 2> weights,
-                      W* wh) {
+                      bool packed, W* wh) {
   if (blockIdx.x == 0 && threadIdx.x == 0) *params = p;
-  copy_recurrent_weights(weights, p.S, wh);
+  copy_recurrent_weights(weights, p.S, wh, packed);
 }
 
 // Step t's gate gradients into dG (and, for half products, into dG_half,
@@ -335,14 +357,16 @@ void forward_prologue_of(const SequenceForwardTensors<T>& p, const CachedGraph& 
   const dim3 grid(grid_blocks(G * p.S));
   if (half_weights != nullptr) {
     launch("forward_prologue", forward_prologue<T, __nv_bfloat16, __nv_bfloat16>, grid, dim3(kBlockThreads), 0,
-           stream, q, params, *half_weights, c.weights->as<__nv_bfloat16>(), c.state->as<T>() + BS,
+           stream, q, params, *half_weights, packed_rows(*half_weights, p.S), c.weights->as<__nv_bfloat16>(),
+           c.state->as<T>() + BS,
            c.half->as<__nv_bfloat16>() + BS);
   } else if (half) {
     launch("forward_prologue", forward_prologue<T, __nv_bfloat16, T>, grid, dim3(kBlockThreads), 0, stream, q,
-           params, p.weights, c.weights->as<__nv_bfloat16>(), c.state->as<T>() + BS, c.half->as<__nv_bfloat16>() + BS);
+           params, p.weights, packed_rows(p.weights, p.S), c.weights->as<__nv_bfloat16>(), c.state->as<T>() + BS,
+           c.half->as<__nv_bfloat16>() + BS);
   } else {
     launch("forward_prologue", forward_prologue<T, T, T>, grid, dim3(kBlockThreads), 0, stream, q, params, p.weights,
-           c.weights->as<T>(), c.state->as<T>() + BS, static_cast<__nv_bfloat16*>(nullptr));
+           packed_rows(p.weights, p.S), c.weights->as<T>(), c.state->as<T>() + BS, static_cast<__nv_bfloat16*>(nullptr));
   }
 }
 
@@ -387,13 +411,13 @@ void backward_prologue_of(const SequenceBackwardTensors<T>& p, const CachedGraph
   const dim3 grid(grid_blocks(G * p.S));
   if (half_weights != nullptr)
     launch("backward_prologue", backward_prologue<T, __nv_bfloat16, __nv_bfloat16>, grid, dim3(kBlockThreads), 0,
-           stream, q, params, *half_weights, c.weights->as<__nv_bfloat16>());
+           stream, q, params, *half_weights, packed_rows(*half_weights, p.S), c.weights->as<__nv_bfloat16>());
   else if (half)
     launch("backward_prologue", backward_prologue<T, __nv_bfloat16, T>, grid, dim3(kBlockThreads), 0, stream, q,
-           params, p.weights, c.weights->as<__nv_bfloat16>());
+           params, p.weights, packed_rows(p.weights, p.S), c.weights->as<__nv_bfloat16>());
   else
     launch("backward_prologue", backward_prologue<T, T, T>, grid, dim3(kBlockThreads), 0, stream, q, params,
-           p.weights, c.weights->as<T>());
+           p.weights, packed_rows(p.weights, p.S), c.weights->as<T>());
 }
 
 // The caller's bfloat16 W_h serves only half products, whose copy of it is bfloat16 too.
