@@ -93,6 +93,18 @@ test("a forced cuBLAS path without cuBLAS is refused, for float32 and the half t
   }
 }, { skip });
 
+// The half types' sequences on each recurrence: on the graph path a bfloat16 call's products read its inputs and
+// weights as the caller gave them, any view; every other call computes on float32 copies of its tensors.
+test("bfloat16 and float16 sequences match the float64 reference on every CUDA sequence path", () => {
+  const failures: string[] = [];
+  for (const kernels of ["graph", "cluster", "persistent", "fused,graph"])
+    for (const dt of ["bfloat16", "float16"]) {
+      const r = runChild(testFile("sequence_half_child.ts"), [dt], { env: { LLTM_CUDA_KERNELS: kernels }, timeoutMs: 120_000 });
+      if (r.status !== 0) failures.push(`LLTM_CUDA_KERNELS=${kernels} ${dt}:\n${r.stdout}${r.stderr}`);
+    }
+  assert(failures.length === 0, failures.join("\n"));
+}, { skip });
+
 // The sequence engine's CUDA paths, each in a process of its own like the
 // step's: the cluster kernels (where they fit), the persistent kernels
 // (where they fit), the graph of per-step kernels, and each with the

@@ -11,7 +11,7 @@ import fc from "fast-check";
 
 import { type DType, Tensor } from "../ts/index.ts";
 import type { StorageArray } from "../ts/dtype.ts";
-import { assert, assertEquals, test } from "./harness.ts";
+import { assert, assertEquals, cudaSkipReason, test } from "./harness.ts";
 import { bfloat16, decode, encode, float16, type HalfFormat } from "./half_reference.ts";
 
 const formats = { bfloat16, float16 } as const;
@@ -136,3 +136,45 @@ test("a half tensor's raw bits go in and out unchanged, and its values read as f
   using strided = h.transpose();
   assertEquals([...strided.toTypedArray()], [1.5, 65504, -2.25, decode(float16, encode(float16, Math.fround(1e-7)))]);
 });
+
+// The CUDA backend converts dense tensors eight elements a thread where both ends are aligned to that, the rest
+// (a tail short of eight, a view that starts off the alignment, a strided one) one element a thread: each must
+// equal the CPU's conversion bit for bit, NaNs as NaNs (their payloads are the formats' own business).
+test("CUDA conversions equal the CPU's: whole packs, tails, misaligned and strided views", () => {
+  const n = 65536;
+  const wide = new Float32Array(n);
+  const wideBits = new Uint32Array(wide.buffer);
+  for (let i = 0; i < n; ++i) wideBits[i] = Math.imul(i + 1, 2654435761) >>> 0;
+  for (let i = 0; i < n; ++i) if (Number.isNaN(wide[i]!)) wide[i] = i;
+  const sameBits = (what: string, actual: ArrayLike<number>, expected: ArrayLike<number>, nan: (v: number) => boolean) => {
+    assertEquals(actual.length, expected.length, what);
+    for (let i = 0; i < actual.length; ++i)
+      if (actual[i] !== expected[i] && !(nan(actual[i]!) && nan(expected[i]!))) assert(false, `${what}: element ${i} is ${actual[i]}, the CPU's ${expected[i]}`);
+  };
+  const f32NaN = (bits: number) => Number.isNaN(new Float32Array(new Uint32Array([bits]).buffer)[0]!);
+  for (const h of halves) {
+    const halfNaN = (bits: number) => decode(formats[h], bits) !== decode(formats[h], bits);
+    using wides = Tensor.fromTypedArray(wide, [n]);
+    using halfs = Tensor.fromTypedArray(allPatterns, [n], { dtype: h });
+    // Views are taken on the device, so that they start where the CPU's do, off the packs' alignment.
+    using widesOnDevice = wides.to("cuda");
+    using halfsOnDevice = halfs.to("cuda");
+    for (const [start, length, step] of [[0, n, 1], [0, n - 5, 1], [1, n - 1, 1], [3, n - 10, 1], [2, 1000, 3]] as const) {
+      const what = `${h} [${start}, +${length}) step ${step}`;
+      using wideView = wides.slice(0, start, start + length * step, step);
+      using toHalf = wideView.cast(h);
+      using wideViewOnDevice = widesOnDevice.slice(0, start, start + length * step, step);
+      using toHalfOnDevice = wideViewOnDevice.cast(h);
+      sameBits(`float32 to ${what}`, toHalfOnDevice.toTypedArray({ raw: true }), toHalf.toTypedArray({ raw: true }), halfNaN);
+      using halfView = halfs.slice(0, start, start + length * step, step);
+      using toWide = halfView.cast("float32");
+      using halfViewOnDevice = halfsOnDevice.slice(0, start, start + length * step, step);
+      using toWideOnDevice = halfViewOnDevice.cast("float32");
+      const raw = (t: Tensor) => {
+        const a = t.toTypedArray() as Float32Array;
+        return new Uint32Array(a.buffer, a.byteOffset, a.length);
+      };
+      sameBits(`${what} to float32`, raw(toWideOnDevice), raw(toWide), f32NaN);
+    }
+  }
+}, { skip: cudaSkipReason() });

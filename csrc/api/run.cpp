@@ -68,6 +68,12 @@ int32_t one_half_type(const ops::Checking& c, bool inputs_only = false) {
   return half;
 }
 
+// A half-type call staged through float32 may round its products' operands to
+// what its own type holds.
+void round_products_to_half(ops::Checking& c, int32_t half) {
+  if (half != -1) c.call.float32_matmul_precision = half_call_precision(half, c.call.float32_matmul_precision);
+}
+
 // A call whose FLOAT tensors all have one half type (`half`, from
 // one_half_type) runs in that type, with nothing staged, where the device
 // backend takes the op so.
@@ -77,16 +83,6 @@ bool runs_in_half(ops::Checking& c, const DeviceBackend* backend, int32_t half) 
   c.call.compute = half;
   c.converted = 0;
   return true;
-}
-
-// A half-type call staged through float32 may round its products' operands
-// to what its own type holds, as its own kernels would (lltm.h): bfloat16
-// ones to bfloat16 (MEDIUM), float16 ones to TF32 (HIGH), whose 10-bit
-// mantissa holds float16's.
-void round_products_to_half(ops::Checking& c, int32_t half) {
-  if (half == -1) return;
-  const int32_t allowed = half == LLTM_BFLOAT16 ? LLTM_MATMUL_PRECISION_MEDIUM : LLTM_MATMUL_PRECISION_HIGH;
-  if (c.call.float32_matmul_precision < allowed) c.call.float32_matmul_precision = allowed;
 }
 
 // A CPU call whose FLOAT tensors are all bfloat16 and contiguous (or float32 where the kernel takes

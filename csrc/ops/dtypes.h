@@ -59,6 +59,15 @@ constexpr int32_t compute_dtype(int32_t code) {
 
 constexpr bool is_compute_dtype(int32_t code) { return is_float_dtype(code) && compute_dtype(code) == code; }
 
+// The float32 matmul precision (LLTM_MATMUL_PRECISION_*) of a call of a half type computed in float32: its
+// products may round their operands to what its own type holds, as its own kernels would (lltm.h): bfloat16 to
+// bfloat16 (MEDIUM), float16 to TF32 (HIGH), whose 10-bit mantissa holds float16's; `precision` where it
+// allows more.
+constexpr int32_t half_call_precision(int32_t half, int32_t precision) {
+  const int32_t allowed = half == LLTM_BFLOAT16 ? LLTM_MATMUL_PRECISION_MEDIUM : LLTM_MATMUL_PRECISION_HIGH;
+  return precision < allowed ? allowed : precision;
+}
+
 // 16-bit storage of the half types: bits only, converted by each backend.
 struct bfloat16_bits {
   uint16_t bits;

@@ -9,6 +9,6 @@ void op_sequence_backward(const OpCall& call, int device) {
   sequence_backward(sequence_backward_args(call), call.compute, call.float32_matmul_precision, device);
 }
 
-LLTM_CUDA_OP(SEQUENCE_BACKWARD, op_sequence_backward);
+LLTM_CUDA_HALF_OP(SEQUENCE_BACKWARD, op_sequence_backward);
 
 }  // namespace lltm::cuda

@@ -9,6 +9,6 @@ void op_sequence_forward(const OpCall& call, int device) {
   sequence_forward(sequence_forward_args(call), call.compute, call.float32_matmul_precision, device);
 }
 
-LLTM_CUDA_OP(SEQUENCE_FORWARD, op_sequence_forward);
+LLTM_CUDA_HALF_OP(SEQUENCE_FORWARD, op_sequence_forward);
 
 }  // namespace lltm::cuda

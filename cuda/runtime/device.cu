@@ -31,6 +31,16 @@ int device_count() {
   return count;
 }
 
+int multiprocessor_count(int device) {
+  static const std::vector<int> counts = [] {
+    std::vector<int> n(static_cast<size_t>(device_count()));
+    for (size_t d = 0; d < n.size(); ++d)
+      LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&n[d], cudaDevAttrMultiProcessorCount, int(d)));
+    return n;
+  }();
+  return counts.at(static_cast<size_t>(device));
+}
+
 namespace {
 
 // The calling thread's lane: on device lane_device, lane (0 elsewhere).
@@ -63,7 +73,7 @@ cublasHandle_t blas_on(cudaStream_t stream) {
 
 // A lane's state, made on first use and kept for the process: its stream
 // takes the device stream's priority, which side work yields to.
-DeviceState& lane_state(int device, int k) {
+DeviceState& other_lane_state(int device, int k) {
   static std::mutex mutex;
   static std::vector<std::vector<std::unique_ptr<DeviceState>>> lanes(static_cast<size_t>(device_count()));
   std::lock_guard<std::mutex> lock(mutex);
@@ -85,6 +95,10 @@ DeviceState& lane_state(int device, int k) {
 }
 
 }  // namespace
+
+DeviceState& lane_state(int device, int lane) {
+  return lane == 0 ? device_state(device) : other_lane_state(device, lane);
+}
 
 void set_thread_lane(int device, int k) {
   lane_device = k == 0 ? -1 : device;

@@ -38,12 +38,17 @@ class DeviceGuard {
 // and cuBLAS handle, the device's side stream.
 DeviceState& state(int device);
 
+// The state of lane `lane` of `device` (0: the device's own), whichever lane the calling thread is on.
+DeviceState& lane_state(int device, int lane);
+
 // The calling thread's lane on `device` from now (0: the device's stream;
 // runtime/lanes.h), and the lane it is on.
 void set_thread_lane(int device, int lane);
 int thread_lane(int device);
 
 int device_count();
+// The multiprocessors of `device`, asked once.
+int multiprocessor_count(int device);
 
 // Scratch memory on the current device from the block cache (see
 // memory_pool.cu), returned to it when the scope ends; stream order makes

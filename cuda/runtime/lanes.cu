@@ -79,13 +79,7 @@ Lanes::~Lanes() {
 
 void Lanes::use(int lane) { set_thread_lane(device_, lane); }
 
-cudaStream_t Lanes::stream_of(int lane) const {
-  const int was = thread_lane(device_);
-  set_thread_lane(device_, lane);
-  const cudaStream_t stream = state(device_).stream;
-  set_thread_lane(device_, was);
-  return stream;
-}
+cudaStream_t Lanes::stream_of(int lane) const { return lane_state(device_, lane).stream; }
 
 void Lanes::signal(int lane) { LLTM_CUDA_CHECK(cudaEventRecord(events_.at(size_t(lane)), stream_of(lane))); }
 

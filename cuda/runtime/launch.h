@@ -57,6 +57,20 @@ void launch_cooperative(const char* name, void (*kernel)(Params...), dim3 grid, 
       values);
 }
 
+// A launch with one launch attribute.
+template <typename... Params, typename... Args>
+void launch_with(cudaLaunchAttribute attribute, const char* name, void (*kernel)(Params...), dim3 grid, dim3 block,
+                 size_t shared_bytes, cudaStream_t stream, Args&&... args) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared_bytes;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  check_launch(cudaLaunchKernelEx(&config, kernel, Params(std::forward<Args>(args))...), name);
+}
+
 // A launch in thread-block clusters of `cluster` blocks along x (gridDim.x a
 // multiple of it), whose blocks may read and write each other's shared
 // memory and wait at the cluster's hardware barrier; the caller has checked
@@ -64,19 +78,12 @@ void launch_cooperative(const char* name, void (*kernel)(Params...), dim3 grid, 
 template <typename... Params, typename... Args>
 void launch_cluster(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block, unsigned cluster,
                     size_t shared_bytes, cudaStream_t stream, Args&&... args) {
-  cudaLaunchConfig_t config = {};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.dynamicSmemBytes = shared_bytes;
-  config.stream = stream;
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeClusterDimension;
-  attribute[0].val.clusterDim.x = cluster;
-  attribute[0].val.clusterDim.y = 1;
-  attribute[0].val.clusterDim.z = 1;
-  config.attrs = attribute;
-  config.numAttrs = 1;
-  check_launch(cudaLaunchKernelEx(&config, kernel, Params(std::forward<Args>(args))...), name);
+  cudaLaunchAttribute attribute = {};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = cluster;
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
+  launch_with(attribute, name, kernel, grid, block, shared_bytes, stream, std::forward<Args>(args)...);
 }
 
 // Whether the current device may start a kernel while the one before it on
@@ -105,17 +112,10 @@ template <typename... Params, typename... Args>
 void launch_after(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes,
                   cudaStream_t stream, Args&&... args) {
   if (!programmatic_launches()) return launch(name, kernel, grid, block, shared_bytes, stream, std::forward<Args>(args)...);
-  cudaLaunchConfig_t config = {};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.dynamicSmemBytes = shared_bytes;
-  config.stream = stream;
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = attribute;
-  config.numAttrs = 1;
-  check_launch(cudaLaunchKernelEx(&config, kernel, Params(std::forward<Args>(args))...), name);
+  cudaLaunchAttribute attribute = {};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  launch_with(attribute, name, kernel, grid, block, shared_bytes, stream, std::forward<Args>(args)...);
 }
 
 #ifdef __CUDACC__

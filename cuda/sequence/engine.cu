@@ -6,8 +6,10 @@
 #include <type_traits>
 
 #include "dispatch.h"
+#include "math/float32_copies.h"
 #include "math/gemm.h"
 #include "math/strided.h"
+#include "ops/dtypes.h"
 #include "runtime/device.h"
 #include "runtime/kernel_choice.h"
 #include "runtime/lanes.h"
@@ -126,6 +128,54 @@ SequenceKernels choose(int64_t S, int64_t B, RecurrentProducts products) {
                                  [&] { return persistent_fits<T>(S, B, products); });
 }
 
+// Whether a call computing in float32 has the caller's bfloat16 tensors for its products, as a bfloat16 call on
+// the graph path keeps them (half_forward, half_backward).
+bool keeps_half_operands(const lltm_tensor* weights) { return weights->dtype == LLTM_BFLOAT16; }
+
+// The products' bfloat16 operands as the caller gave them: x's rows (through a contiguous copy where they are
+// not evenly spaced) and W_x.
+struct HalfOperands {
+  InputRows<__nv_bfloat16> X;
+  Matrix<const __nv_bfloat16> Wx;
+};
+
+HalfOperands half_operands_of(const lltm_tensor& inputs, const lltm_tensor& weights, int64_t S, cudaStream_t stream) {
+  const Matrix<const __nv_bfloat16> W = matrix<const __nv_bfloat16>(weights);
+  return {input_rows<__nv_bfloat16>(inputs, LLTM_BFLOAT16, stream),
+          {W.data + S * W.cs, W.rows, W.cols - S, W.rs, W.cs}};
+}
+
+// d_inputs [T * B, F] written by `product(dX)`: in place where its rows are evenly spaced, else through a
+// contiguous copy.
+template <typename T, typename Product>
+void into_d_inputs(const lltm_tensor& d_inputs, int32_t dtype, cudaStream_t stream, Product&& product) {
+  const int64_t rows = d_inputs.sizes[0] * d_inputs.sizes[1], F = d_inputs.sizes[2];
+  Matrix<T> dX;
+  Scratch staged(rows_of(d_inputs, dX) ? 0 : size_t(rows * F) * sizeof(T));
+  if (staged.as<void>() != nullptr) dX = row_major(staged.as<T>(), rows, F);
+  product(dX);
+  if (staged.as<void>() != nullptr) strided_copy(d_inputs, contiguous_like(d_inputs, staged.as<void>()), dtype, stream);
+}
+
+// The graph path's products after a bfloat16 call's recurrence, on the caller's bfloat16 inputs and weights, into
+// its bfloat16 d_inputs and d_weights (float32 sums, rounded once), the bias's from dGm into a float32 copy.
+void finish_on_kept(const SequenceBackwardArgs& a, const Bfloat16Copy& dG_half, Matrix<const float> dGm,
+                    const GemmEngine& engine, cudaStream_t stream) {
+  using bf16 = __nv_bfloat16;
+  const int64_t rows = dGm.rows, G = dGm.cols, S = a.n.state, F = a.n.features;
+  const HalfOperands x = half_operands_of(*a.inputs, *a.weights, S, stream);
+  if (a.d_inputs != nullptr)
+    into_d_inputs<bf16>(*a.d_inputs, LLTM_BFLOAT16, stream,
+                        [&](Matrix<bf16> dX) { gemm<bf16>(engine, dG_half.m, x.Wx, dX, bf16(0.0f)); });
+  const Matrix<bf16> dW = matrix<bf16>(*a.d_weights);
+  const bf16 beta(a.accumulate ? 1.0f : 0.0f);
+  const float* H = static_cast<const float*>(a.reserve) + kPlaneH * rows * S;
+  const Bfloat16Copy H_half = bfloat16_copy(stream, row_major<const float>(H, rows, S));
+  gemm<bf16>(engine, dG_half.m.transposed(), H_half.m, {dW.data, G, S, dW.rs, dW.cs}, beta);
+  gemm<bf16>(engine, dG_half.m.transposed(), x.X.m, {dW.data + S * dW.cs, G, F, dW.rs, dW.cs}, beta);
+  column_sums<float>(stream, dGm, static_cast<float*>(a.d_bias->data), a.d_bias->strides[0], a.accumulate);
+}
+
 template <typename T>
 void forward(const SequenceForwardArgs& a, int32_t dtype, int32_t float32_precision, int device, DeviceState& dev) {
   check_sizes(a.n, "lltm_sequence_forward");
@@ -134,17 +184,24 @@ void forward(const SequenceForwardArgs& a, int32_t dtype, int32_t float32_precis
   const RecurrentProducts products = recurrent_products<T>(float32_precision);
   const SequenceKernels kernels = choose<T>(S, B, products);
   const GemmEngine engine = gemm_engine(dev, kernels.own_gemm, float32_precision);
-  const InputRows<T> X = input_rows<T>(*a.inputs, dtype, dev.stream);
-  const Matrix<const T> W = matrix<const T>(*a.weights);
-  const Matrix<const T> Wx{W.data + S * W.cs, G, F, W.rs, W.cs};
+  const bool half_operands = keeps_half_operands(a.weights);
   // G_in [T * B, 3S] = X W_x^T for every step at once; the bias joins in the recurrence.
   auto project = [&](T* gin) {
-    rows_product<T>(engine, dev.stream, big_half_products<T>(kernels, engine), X.m, false, Wx, true,
-                    row_major(gin, steps * B, G), T(0));
+    const Matrix<T> out = row_major(gin, steps * B, G);
+    if constexpr (std::is_same_v<T, float>) {
+      if (half_operands) {
+        const HalfOperands x = half_operands_of(*a.inputs, *a.weights, S, dev.stream);
+        return gemm_widened(engine, x.X.m, x.Wx.transposed(), out, 0.0f);
+      }
+    }
+    const InputRows<T> X = input_rows<T>(*a.inputs, dtype, dev.stream);
+    const Matrix<const T> W = matrix<const T>(*a.weights);
+    const Matrix<const T> Wx{W.data + S * W.cs, G, F, W.rs, W.cs};
+    rows_product<T>(engine, dev.stream, big_half_products<T>(kernels, engine), X.m, false, Wx, true, out, T(0));
   };
   SequenceForwardTensors<T> p{nullptr,
                               accessor1<const T>(*a.bias),
-                              accessor<const T, 2>(*a.weights),
+                              half_operands ? Accessor<const T, 2>{} : accessor<const T, 2>(*a.weights),
                               accessor<const T, 2>(*a.h0),
                               accessor<const T, 2>(*a.c0),
                               accessor<T, 3>(*a.outputs),
@@ -157,7 +214,10 @@ void forward(const SequenceForwardArgs& a, int32_t dtype, int32_t float32_precis
                               int(B),
                               int(S),
                               lengths};
-  if (kernels.recurrence == Recurrence::kGraph) return graph_forward<T>(p, engine, device, project);
+  if (kernels.recurrence == Recurrence::kGraph) {
+    const HalfWeights half_weights = accessor<const __nv_bfloat16, 2>(*a.weights);
+    return graph_forward<T>(p, engine, device, project, half_operands ? &half_weights : nullptr);
+  }
   // The cluster kernels keep the cells and h between steps on chip.
   const bool on_chip = kernels.recurrence == Recurrence::kCluster;
   Scratch gin(size_t(steps * B * G) * sizeof(T)), cell(on_chip ? 0 : size_t(B * S) * sizeof(T));
@@ -188,6 +248,7 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
   const SequenceKernels kernels = choose<T>(S, B, products);
   const GemmEngine engine = gemm_engine(dev, kernels.own_gemm, float32_precision);
   const T* reserve = static_cast<const T*>(a.reserve);
+  const bool half_operands = keeps_half_operands(a.weights);
   // The weight gradients go to the side stream outside the graph path (whose
   // finish runs inside its graph); a call that starts beside a layer's worth
   // of side work, or on a lane beside others, takes the clusters' half of the
@@ -200,7 +261,7 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
   SequenceBackwardTensors<T> p{optional_accessor<const T, 3>(a.grad_outputs),
                                optional_accessor<const T, 2>(a.grad_last_h),
                                optional_accessor<const T, 2>(a.grad_last_cell),
-                               accessor<const T, 2>(*a.weights),
+                               half_operands ? Accessor<const T, 2>{} : accessor<const T, 2>(*a.weights),
                                a.grad_outputs != nullptr,
                                a.grad_last_h != nullptr,
                                a.grad_last_cell != nullptr,
@@ -219,28 +280,29 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
   // where the recurrence wrote them so), the rest is products over all T * B
   // rows; bias_rows: each row's gate gradients summed over the steps, where
   // the recurrence wrote them ([B, 3S]; else nullptr).
-  auto finish = [&](const Matrix<const T> dGm, const T* bias_rows) {
-    const Matrix<const T> W = matrix<const T>(*a.weights);
-    const Matrix<const T> Wx{W.data + S * W.cs, G, F, W.rs, W.cs};
-    const InputRows<T> X = input_rows<T>(*a.inputs, dtype, dev.stream);
-    // With half products, dG in bfloat16 once for the three products that read it.
+  auto finish = [&](const Matrix<const T> dGm, const T* bias_rows, const __nv_bfloat16* dG_given) {
+    // With half products, dG in bfloat16 once for the three products that read it (the graph path's own where
+    // its steps' products wrote one).
     const bool half = big_half_products<T>(kernels, engine);
     std::optional<Bfloat16Copy> dG_half;
     if constexpr (std::is_same_v<T, float>) {
-      if (half) dG_half = bfloat16_copy(dev.stream, dGm);
+      if (half)
+        dG_half = dG_given != nullptr ? Bfloat16Copy{nullptr, row_major(dG_given, dGm.rows, dGm.cols)}
+                                      : bfloat16_copy(dev.stream, dGm);
+      if (half_operands) return finish_on_kept(a, *dG_half, dGm, engine, dev.stream);
     }
     const Bfloat16Copy* dG_copy = dG_half ? &*dG_half : nullptr;
-    // d_inputs [T * B, F] = dG W_x when asked for, through a contiguous copy when its rows are not evenly spaced.
+    const Matrix<const T> W = matrix<const T>(*a.weights);
+    const Matrix<const T> Wx{W.data + S * W.cs, G, F, W.rs, W.cs};
+    const InputRows<T> X = input_rows<T>(*a.inputs, dtype, dev.stream);
+    // d_inputs [T * B, F] = dG W_x when asked for.
     if (a.d_inputs != nullptr) {
-      Matrix<T> dX;
-      Scratch dx_staged(rows_of(*a.d_inputs, dX) ? 0 : size_t(steps * B * F) * sizeof(T));
-      if (dx_staged.as<void>() != nullptr) dX = row_major(dx_staged.as<T>(), steps * B, F);
-      // A gate-major dG is not contiguous along this product's depth (the gates): W_x then goes column-major.
-      std::unique_ptr<Scratch> wx_copy;
-      const Matrix<const T> Wx_operand = dGm.rs == 1 ? column_major_copy(dev.stream, Wx, wx_copy) : Wx;
-      rows_product<T>(engine, dev.stream, half, dGm, false, Wx_operand, false, dX, T(0), dG_copy);
-      if (dx_staged.as<void>() != nullptr)
-        strided_copy(*a.d_inputs, contiguous_like(*a.d_inputs, dx_staged.as<void>()), dtype, dev.stream);
+      into_d_inputs<T>(*a.d_inputs, dtype, dev.stream, [&](Matrix<T> dX) {
+        // A gate-major dG is not contiguous along this product's depth (the gates): W_x then goes column-major.
+        std::unique_ptr<Scratch> wx_copy;
+        const Matrix<const T> Wx_operand = dGm.rs == 1 ? column_major_copy(dev.stream, Wx, wx_copy) : Wx;
+        rows_product<T>(engine, dev.stream, half, dGm, false, Wx_operand, false, dX, T(0), dG_copy);
+      });
     }
     // d_weights = dG^T [h_{t-1}, x_t] summed over steps (H: the saved h_{t-1}
     // of every step): at the cluster recurrence's sizes with the bias in one
@@ -271,9 +333,13 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
     column_sums<T>(stream, bias_rows != nullptr ? row_major<const T>(bias_rows, B, G) : dGm, d_bias,
                    a.d_bias->strides[0], a.accumulate);
   };
-  if (kernels.recurrence == Recurrence::kGraph)
-    return graph_backward<T>(p, engine, device,
-                             [&](const T* dG) { finish(row_major<const T>(dG, steps * B, G), nullptr); });
+  if (kernels.recurrence == Recurrence::kGraph) {
+    const HalfWeights half_weights = accessor<const __nv_bfloat16, 2>(*a.weights);
+    return graph_backward<T>(
+        p, engine, device,
+        [&](const T* dG, const __nv_bfloat16* dG_half) { finish(row_major<const T>(dG, steps * B, G), nullptr, dG_half); },
+        half_operands ? &half_weights : nullptr);
+  }
   // The cluster kernels keep dh and dc between steps on chip.
   const bool on_chip = kernels.recurrence == Recurrence::kCluster;
   const size_t carried = on_chip ? 0 : size_t(B * S) * sizeof(T);
@@ -284,7 +350,7 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
   const Matrix<const T> by_row = row_major<const T>(dG.as<T>(), steps * B, G);
   if (on_chip) {
     cluster_backward(p, dev.stream);
-    return finish(by_row, nullptr);
+    return finish(by_row, nullptr, nullptr);
   }
   // Gate-major where cuBLAS's TF32 products take it: d_weights' products reduce over the T * B rows, along
   // which a row-major dG is not contiguous, and cuBLAS runs such a product on Ampere-era kernels.
@@ -308,8 +374,9 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
     }
     return false;
   };
-  if (on_tensor_core_clusters()) return finish(p.dG_by_gate ? by_gate : by_row, bias_rows->template as<const T>());
-  finish(persistent_backward(p, products, dev.stream) ? by_gate : by_row, nullptr);
+  if (on_tensor_core_clusters())
+    return finish(p.dG_by_gate ? by_gate : by_row, bias_rows->template as<const T>(), nullptr);
+  finish(persistent_backward(p, products, dev.stream) ? by_gate : by_row, nullptr, nullptr);
 }
 
 template <typename T>
@@ -320,6 +387,55 @@ int64_t clustered_copies(int32_t float32_precision, int64_t S, int64_t B) {
     if (products != RecurrentProducts::kExact && !forced("persistent")) return cluster_mma_copies(S, B, products);
   }
   return 0;
+}
+
+// A bfloat16 or float16 call computes in float32 at its type's products' precision (half_call_precision), its
+// tensors copied to float32 and back (math/float32_copies.h), but for a bfloat16 call on the graph path the
+// tensors only its products touch: they read its inputs and weights as they are, as they would read bfloat16
+// copies, and write d_inputs and d_weights rounded once from their float32 sums, as the copies would be.
+bool keeps_half(int32_t dtype, int32_t float32_precision, int64_t S, int64_t B) {
+  return dtype == LLTM_BFLOAT16 &&
+         choose<float>(S, B, recurrent_products<float>(float32_precision)).recurrence == Recurrence::kGraph;
+}
+
+void half_forward(const SequenceForwardArgs& a, int32_t dtype, int32_t precision, int device, DeviceState& dev) {
+  const int32_t float32_precision = half_call_precision(dtype, precision);
+  const bool keep = keeps_half(dtype, float32_precision, a.n.state, a.n.batch);
+  Float32Copies f(dev.stream);
+  SequenceForwardArgs s = a;
+  s.inputs = keep ? a.inputs : f.of(a.inputs, true, false);
+  s.weights = keep ? a.weights : f.of(a.weights, true, false);
+  s.bias = f.of(a.bias, true, false);
+  s.h0 = f.of(a.h0, true, false);
+  s.c0 = f.of(a.c0, true, false);
+  s.outputs = f.of(a.outputs, false, true);
+  s.last_h = f.of(a.last_h, false, true);
+  s.last_cell = f.of(a.last_cell, false, true);
+  forward<float>(s, LLTM_FLOAT32, float32_precision, device, dev);
+  f.write_back();
+}
+
+void half_backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t precision, int device, DeviceState& dev) {
+  const int32_t float32_precision = half_call_precision(dtype, precision);
+  const bool keep = keeps_half(dtype, float32_precision, a.n.state, a.n.batch);
+  Float32Copies f(dev.stream);
+  SequenceBackwardArgs s = a;
+  s.grad_outputs = f.of(a.grad_outputs, true, false);
+  s.grad_last_h = f.of(a.grad_last_h, true, false);
+  s.grad_last_cell = f.of(a.grad_last_cell, true, false);
+  s.inputs = keep ? a.inputs : f.of(a.inputs, true, false);
+  s.weights = keep ? a.weights : f.of(a.weights, true, false);
+  s.h0 = f.of(a.h0, true, false);
+  s.d_inputs = keep ? a.d_inputs : f.of(a.d_inputs, false, true);
+  s.d_weights = keep ? a.d_weights : f.of(a.d_weights, a.accumulate, true);
+  s.d_bias = f.of(a.d_bias, a.accumulate, true);
+  s.d_h0 = f.of(a.d_h0, false, true);
+  s.d_c0 = f.of(a.d_c0, false, true);
+  backward<float>(s, LLTM_FLOAT32, float32_precision, device, dev);
+  // The weight gradients may still be running on the side stream (runtime/side_work.h).
+  const lltm_tensor* side_written[] = {s.d_weights, s.d_bias};
+  settle_side_work(device, side_written, 2);
+  f.write_back();
 }
 
 }  // namespace
@@ -333,6 +449,7 @@ int64_t clustered_recurrence_copies(int32_t dtype, int32_t float32_precision, in
 void sequence_forward(const SequenceForwardArgs& args, int32_t dtype, int32_t float32_precision, int device) {
   DeviceGuard guard(device);
   DeviceState& dev = state(device);
+  if (dtype == LLTM_BFLOAT16 || dtype == LLTM_FLOAT16) return half_forward(args, dtype, float32_precision, device, dev);
   LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_sequence_forward", [&] {
     forward<scalar_t>(args, dtype, float32_precision, device, dev);
   });
@@ -341,6 +458,7 @@ void sequence_forward(const SequenceForwardArgs& args, int32_t dtype, int32_t fl
 void sequence_backward(const SequenceBackwardArgs& args, int32_t dtype, int32_t float32_precision, int device) {
   DeviceGuard guard(device);
   DeviceState& dev = state(device);
+  if (dtype == LLTM_BFLOAT16 || dtype == LLTM_FLOAT16) return half_backward(args, dtype, float32_precision, device, dev);
   LLTM_DISPATCH_FLOATING_TYPES(dtype, "lltm_sequence_backward", [&] {
     backward<scalar_t>(args, dtype, float32_precision, device, dev);
   });

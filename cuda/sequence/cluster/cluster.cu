@@ -37,13 +37,18 @@ bool cluster_one_wave(int64_t S, int64_t B) {
   return cluster_fits<T>(S, B) && forward_plan<T>(S, B).one_wave && backward_plan<T>(S, B).one_wave;
 }
 
-// Launches of `clusters` clusters each that `resident` clusters hold at once.
-int64_t copies(unsigned clusters, unsigned resident) { return clusters == 0 ? 0 : int64_t(resident / clusters); }
+// Launches of a plan's clusters that the clusters it holds at once hold, in the pass with fewer (a forward's plan
+// and its backward's).
+template <typename Plan>
+int64_t copies(const Plan& forward, const Plan& backward) {
+  auto of = [](const Plan& p) { return p.clusters == 0 ? int64_t(0) : int64_t(p.resident / p.clusters); };
+  return std::min(of(forward), of(backward));
+}
 
 template <typename T>
 int64_t cluster_copies(int64_t S, int64_t B) {
   const cluster::ClusterPlan forward = forward_plan<T>(S, B), backward = backward_plan<T>(S, B);
-  return std::min(copies(forward.clusters, forward.resident), copies(backward.clusters, backward.resident));
+  return copies(forward, backward);
 }
 
 template <typename T>
@@ -108,7 +113,7 @@ int64_t cluster_mma_copies(int64_t S, int64_t B, RecurrentProducts products) {
     const cluster::MmaPlan backward = mma_plan_of<Products>(cluster::backward_cluster_mma<Products>, S, B,
                                                             cluster::backward_mma_shared_bytes<Products>(S));
     if (forward.blocks == 0 || backward.blocks == 0) return 0;
-    return std::min(copies(forward.clusters, forward.resident), copies(backward.clusters, backward.resident));
+    return copies(forward, backward);
   });
 }
 

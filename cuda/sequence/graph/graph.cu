@@ -6,6 +6,7 @@
 
 #include "math/dtype.cuh"
 #include "math/gemm.h"
+#include "math/pack.cuh"
 #include "math/shape4.cuh"
 #include "runtime/capture.h"
 #include "runtime/launch.h"
@@ -15,10 +16,25 @@ namespace lltm::cuda {
 
 namespace {
 
-// W_h, the first S columns of the weights [3S, S + F] (any strides), into a
-// contiguous [3S, S] of type W: T itself, or bfloat16 for half products.
-template <typename T, typename W>
-__device__ __forceinline__ void copy_recurrent_weights(const Accessor<const T, 2>& weights, int S, W* out) {
+// W_h, the first S columns of the weights [3S, S + F] (any strides, of the call's type or, for half products,
+// the caller's bfloat16 where the call is one), into a contiguous [3S, S] of type W: T itself, or bfloat16 for
+// half products.
+// `packed`: W_h's rows dense and aligned to whole packs (packed_rows), copied a pack a thread.
+template <typename Src, typename W>
+__device__ __forceinline__ void copy_recurrent_weights(const Accessor<const Src, 2>& weights, int S, W* out,
+                                                       bool packed) {
+  if (packed) {
+    const int64_t row_packs = S / kPack, packs = int64_t(3) * S * row_packs;
+    for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < packs; e += int64_t(gridDim.x) * blockDim.x) {
+      const Src* row = weights.data + e / row_packs * weights.strides[0];
+      const Pack<Src> in = reinterpret_cast<const Pack<Src>*>(row)[e % row_packs];
+      Pack<W> converted;
+#pragma unroll
+      for (int j = 0; j < kPack; ++j) converted.v[j] = convert<W>(in.v[j]);
+      reinterpret_cast<Pack<W>*>(out)[e] = converted;
+    }
+    return;
+  }
   const int64_t n = int64_t(3) * S * S;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     const RowCol at = row_col(e, n, S);
@@ -26,15 +42,22 @@ __device__ __forceinline__ void copy_recurrent_weights(const Accessor<const T, 2
   }
 }
 
+// Whether W_h's rows (the first S columns of each) are dense, each starting on a whole pack, and whole packs long.
+template <typename Src>
+bool packed_rows(const Accessor<const Src, 2>& weights, int S) {
+  return weights.strides[1] == 1 && weights.strides[0] % kPack == 0 && S % kPack == 0 &&
+         pack_aligned<Src>(weights.data);
+}
+
 // Before each replay of a forward graph: the call's tensors into the graph's
 // block, W_h and h0 (as the h of step -1, which step 0's product reads) into
 // its buffers (h0 also into h_first_half, in bfloat16, for half products).
-template <typename T, typename W>
+template <typename T, typename W, typename Src>
 __global__ void __launch_bounds__(kBlockThreads)
-    forward_prologue(SequenceForwardTensors<T> p, SequenceForwardTensors<T>* params, W* wh, T* h_first,
-                     __nv_bfloat16* h_first_half) {
+    forward_prologue(SequenceForwardTensors<T> p, SequenceForwardTensors<T>* params, Accessor<const Src, 2> weights,
+                     bool packed, W* wh, T* h_first, __nv_bfloat16* h_first_half) {
   if (blockIdx.x == 0 && threadIdx.x == 0) *params = p;
-  copy_recurrent_weights(p.weights, p.S, wh);
+  copy_recurrent_weights(weights, p.S, wh, packed);
   const int64_t n = int64_t(p.B) * p.S;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     const RowCol at = row_col(e, n, p.S);
@@ -108,15 +131,16 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 
 // Before each replay of a backward graph: the call's tensors into the graph's block, W_h into its buffer.
-template <typename T, typename W>
+template <typename T, typename W, typename Src>
 __global__ void __launch_bounds__(kBlockThreads)
-    backward_prologue(SequenceBackwardTensors<T> p, SequenceBackwardTensors<T>* params, W* wh) {
+    backward_prologue(SequenceBackwardTensors<T> p, SequenceBackwardTensors<T>* params, Accessor<const Src, 2> weights,
+                      bool packed, W* wh) {
   if (blockIdx.x == 0 && threadIdx.x == 0) *params = p;
-  copy_recurrent_weights(p.weights, p.S, wh);
+  copy_recurrent_weights(weights, p.S, wh, packed);
 }
 
-// Step t's gate gradients into dG (and, for half products, into dG_half
-// [B, 3S] in bfloat16, which the step's product then reads).
+// Step t's gate gradients into dG (and, for half products, into dG_half,
+// step t's [B, 3S] in bfloat16, which the step's product then reads).
 template <typename T>
 __global__ void __launch_bounds__(kBlockThreads)
     backward_step_pointwise(const SequenceBackwardTensors<T>* params, int t, __nv_bfloat16* dG_half) {
@@ -322,7 +346,7 @@ void forward_steps(const CachedGraph& c, const GemmEngine& e, int64_t steps, int
 // The call into c's buffers (its tensors, W_h, h0 and the input projection), on `stream`.
 template <typename T>
 void forward_prologue_of(const SequenceForwardTensors<T>& p, const CachedGraph& c, cudaStream_t stream, bool half,
-                         const std::function<void(T* gin)>& project) {
+                         const std::function<void(T* gin)>& project, const HalfWeights* half_weights) {
   const int64_t BS = int64_t(p.B) * p.S, G = 3 * int64_t(p.S);
   SequenceForwardTensors<T> q = p;
   q.gin = c.gates->as<T>();
@@ -331,12 +355,18 @@ void forward_prologue_of(const SequenceForwardTensors<T>& p, const CachedGraph& 
   project(c.gates->as<T>());
   auto* params = c.params->as<SequenceForwardTensors<T>>();
   const dim3 grid(grid_blocks(G * p.S));
-  if (half) {
-    launch("forward_prologue", forward_prologue<T, __nv_bfloat16>, grid, dim3(kBlockThreads), 0, stream, q, params,
-           c.weights->as<__nv_bfloat16>(), c.state->as<T>() + BS, c.half->as<__nv_bfloat16>() + BS);
+  if (half_weights != nullptr) {
+    launch("forward_prologue", forward_prologue<T, __nv_bfloat16, __nv_bfloat16>, grid, dim3(kBlockThreads), 0,
+           stream, q, params, *half_weights, packed_rows(*half_weights, p.S), c.weights->as<__nv_bfloat16>(),
+           c.state->as<T>() + BS,
+           c.half->as<__nv_bfloat16>() + BS);
+  } else if (half) {
+    launch("forward_prologue", forward_prologue<T, __nv_bfloat16, T>, grid, dim3(kBlockThreads), 0, stream, q,
+           params, p.weights, packed_rows(p.weights, p.S), c.weights->as<__nv_bfloat16>(), c.state->as<T>() + BS,
+           c.half->as<__nv_bfloat16>() + BS);
   } else {
-    launch("forward_prologue", forward_prologue<T, T>, grid, dim3(kBlockThreads), 0, stream, q, params,
-           c.weights->as<T>(), c.state->as<T>() + BS, static_cast<__nv_bfloat16*>(nullptr));
+    launch("forward_prologue", forward_prologue<T, T, T>, grid, dim3(kBlockThreads), 0, stream, q, params, p.weights,
+           packed_rows(p.weights, p.S), c.weights->as<T>(), c.state->as<T>() + BS, static_cast<__nv_bfloat16*>(nullptr));
   }
 }
 
@@ -344,9 +374,10 @@ template <typename T>
 void backward_steps(const CachedGraph& c, const GemmEngine& e, int64_t steps, int64_t B, int64_t S) {
   const int64_t G = 3 * S, BS = B * S;
   const auto* params = c.params->as<SequenceBackwardTensors<T>>();
-  __nv_bfloat16* dG_half = half_products<T>(e) ? c.half->as<__nv_bfloat16>() : nullptr;
+  __nv_bfloat16* dG_halves = half_products<T>(e) ? c.half->as<__nv_bfloat16>() : nullptr;
   const Matrix<T> dh = row_major(c.state->as<T>(), B, S);
   for (int64_t t = steps - 1; t >= 0; --t) {
+    __nv_bfloat16* dG_half = dG_halves != nullptr ? dG_halves + t * B * G : nullptr;
     // Launched while the step before's product finishes; the first step's follows the prologue, which writes
     // the block its threads read before they wait, so it waits for it whole.
     const dim3 grid(grid_blocks(BS)), block(kBlockThreads);
@@ -369,7 +400,8 @@ void backward_steps(const CachedGraph& c, const GemmEngine& e, int64_t steps, in
 }
 
 template <typename T>
-void backward_prologue_of(const SequenceBackwardTensors<T>& p, const CachedGraph& c, cudaStream_t stream, bool half) {
+void backward_prologue_of(const SequenceBackwardTensors<T>& p, const CachedGraph& c, cudaStream_t stream, bool half,
+                          const HalfWeights* half_weights) {
   const int64_t BS = int64_t(p.B) * p.S, G = 3 * int64_t(p.S);
   SequenceBackwardTensors<T> q = p;
   q.dG = c.gates->as<T>();
@@ -377,12 +409,21 @@ void backward_prologue_of(const SequenceBackwardTensors<T>& p, const CachedGraph
   q.dc = c.state->as<T>() + BS;
   auto* params = c.params->as<SequenceBackwardTensors<T>>();
   const dim3 grid(grid_blocks(G * p.S));
-  if (half)
-    launch("backward_prologue", backward_prologue<T, __nv_bfloat16>, grid, dim3(kBlockThreads), 0, stream, q, params,
-           c.weights->as<__nv_bfloat16>());
+  if (half_weights != nullptr)
+    launch("backward_prologue", backward_prologue<T, __nv_bfloat16, __nv_bfloat16>, grid, dim3(kBlockThreads), 0,
+           stream, q, params, *half_weights, packed_rows(*half_weights, p.S), c.weights->as<__nv_bfloat16>());
+  else if (half)
+    launch("backward_prologue", backward_prologue<T, __nv_bfloat16, T>, grid, dim3(kBlockThreads), 0, stream, q,
+           params, p.weights, packed_rows(p.weights, p.S), c.weights->as<__nv_bfloat16>());
   else
-    launch("backward_prologue", backward_prologue<T, T>, grid, dim3(kBlockThreads), 0, stream, q, params,
-           c.weights->as<T>());
+    launch("backward_prologue", backward_prologue<T, T, T>, grid, dim3(kBlockThreads), 0, stream, q, params,
+           p.weights, packed_rows(p.weights, p.S), c.weights->as<T>());
+}
+
+// The caller's bfloat16 W_h serves only half products, whose copy of it is bfloat16 too.
+void check_half_weights(bool half, const HalfWeights* half_weights) {
+  if (half_weights != nullptr && !half)
+    fail(LLTM_ERR_INTERNAL, "the graph recurrence takes bfloat16 weights only for bfloat16 products");
 }
 
 }  // namespace
@@ -392,10 +433,11 @@ void backward_prologue_of(const SequenceBackwardTensors<T>& p, const CachedGraph
 // of their own would nest captures.
 template <typename T>
 void graph_forward(const SequenceForwardTensors<T>& p, const GemmEngine& engine, int device,
-                   const std::function<void(T* gin)>& project) {
+                   const std::function<void(T* gin)>& project, const HalfWeights* half_weights) {
   const int64_t B = p.B, S = p.S, G = 3 * S, BS = B * S;
   const cudaStream_t stream = engine.stream;
   const bool half = half_products<T>(engine);
+  check_half_weights(half, half_weights);
   // state: h slots 0 and 1, then the cell; half: the h slots in bfloat16.
   const BufferBytes bytes{sizeof(SequenceForwardTensors<T>), size_t(G * S) * (half ? sizeof(__nv_bfloat16) : sizeof(T)),
                           size_t(p.steps * B * G) * sizeof(T), size_t(3 * BS) * sizeof(T),
@@ -403,7 +445,7 @@ void graph_forward(const SequenceForwardTensors<T>& p, const GemmEngine& engine,
   if (recording(stream)) {
     CachedGraph direct;
     allocate(direct, bytes);
-    forward_prologue_of(p, direct, stream, half, project);
+    forward_prologue_of(p, direct, stream, half, project, half_weights);
     return forward_steps<T>(direct, engine, p.steps, B, S);
   }
   GraphState& g = graph_state(device);
@@ -411,44 +453,45 @@ void graph_forward(const SequenceForwardTensors<T>& p, const GemmEngine& engine,
   const GraphKey key = key_of<T>(Pass::kForward, p.steps, B, S, p.reserve != nullptr, engine);
   CachedGraph& c = cached_graph(g, key, bytes, stream,
                                 [&](CachedGraph& c) { forward_steps<T>(c, engine_for(g, engine), p.steps, B, S); });
-  forward_prologue_of(p, c, stream, half, project);
+  forward_prologue_of(p, c, stream, half, project, half_weights);
   LLTM_CUDA_CHECK(cudaGraphLaunch(c.exec, stream));
 }
 
 template <typename T>
 void graph_backward(const SequenceBackwardTensors<T>& p, const GemmEngine& engine, int device,
-                    const std::function<void(const T* dG)>& finish) {
+                    const GraphFinish<T>& finish, const HalfWeights* half_weights) {
   const int64_t B = p.B, S = p.S, G = 3 * S, BS = B * S;
   const cudaStream_t stream = engine.stream;
   const bool half = half_products<T>(engine);
-  // state: dh, then dc; half: a step's dG in bfloat16.
+  check_half_weights(half, half_weights);
+  // state: dh, then dc; half: every step's dG in bfloat16.
   const BufferBytes bytes{sizeof(SequenceBackwardTensors<T>), size_t(G * S) * (half ? sizeof(__nv_bfloat16) : sizeof(T)),
                           size_t(p.steps * B * G) * sizeof(T), size_t(2 * BS) * sizeof(T),
-                          half ? size_t(B * G) * sizeof(__nv_bfloat16) : 0};
+                          half ? size_t(p.steps * B * G) * sizeof(__nv_bfloat16) : 0};
   if (recording(stream)) {
     CachedGraph direct;
     allocate(direct, bytes);
-    backward_prologue_of(p, direct, stream, half);
+    backward_prologue_of(p, direct, stream, half, half_weights);
     backward_steps<T>(direct, engine, p.steps, B, S);
-    return finish(direct.gates->as<T>());
+    return finish(direct.gates->as<T>(), half ? direct.half->as<__nv_bfloat16>() : nullptr);
   }
   GraphState& g = graph_state(device);
   std::lock_guard<std::mutex> lock(g.mutex);
   const GraphKey key = key_of<T>(Pass::kBackward, p.steps, B, S, false, engine);
   CachedGraph& c = cached_graph(g, key, bytes, stream,
                                 [&](CachedGraph& c) { backward_steps<T>(c, engine_for(g, engine), p.steps, B, S); });
-  backward_prologue_of(p, c, stream, half);
+  backward_prologue_of(p, c, stream, half, half_weights);
   LLTM_CUDA_CHECK(cudaGraphLaunch(c.exec, stream));
-  finish(c.gates->as<T>());
+  finish(c.gates->as<T>(), half ? c.half->as<__nv_bfloat16>() : nullptr);
 }
 
 template void graph_forward<float>(const SequenceForwardTensors<float>&, const GemmEngine&, int,
-                                   const std::function<void(float*)>&);
+                                   const std::function<void(float*)>&, const HalfWeights*);
 template void graph_forward<double>(const SequenceForwardTensors<double>&, const GemmEngine&, int,
-                                   const std::function<void(double*)>&);
+                                    const std::function<void(double*)>&, const HalfWeights*);
 template void graph_backward<float>(const SequenceBackwardTensors<float>&, const GemmEngine&, int,
-                                    const std::function<void(const float*)>&);
+                                    const GraphFinish<float>&, const HalfWeights*);
 template void graph_backward<double>(const SequenceBackwardTensors<double>&, const GemmEngine&, int,
-                                    const std::function<void(const double*)>&);
+                                     const GraphFinish<double>&, const HalfWeights*);
 
 }  // namespace lltm::cuda

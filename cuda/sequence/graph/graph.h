@@ -29,19 +29,26 @@ namespace lltm::cuda {
 // At most this many graphs (with their buffers) are kept per device.
 constexpr int kMaxCachedGraphs = 8;
 
+// A bfloat16 call's own weights [3S, S + F], which its half products read as they are (p.weights is then unused).
+using HalfWeights = Accessor<const __nv_bfloat16, 2>;
+
 // p.gin, p.cell and p.h_buffer are the graph's own and ignored here.
 // `project(gin)` writes every step's x_t W_x^T into gin [T * B, 3S] first,
 // under the lock; then the recurrence adds h_{t-1} W_h^T in place. h0 [B, S]
-// is any-strided.
+// is any-strided. half_weights: W_h's source in place of p.weights, for half products only.
 template <typename T>
 void graph_forward(const SequenceForwardTensors<T>& p, const GemmEngine& engine, int device,
-                   const std::function<void(T* gin)>& project);
+                   const std::function<void(T* gin)>& project, const HalfWeights* half_weights = nullptr);
+
+// The products over all steps after the backward recurrence: dG [T * B, 3S] row-major, and for half products
+// the same in bfloat16 (else nullptr), which the steps' products read.
+template <typename T>
+using GraphFinish = std::function<void(const T* dG, const __nv_bfloat16* dG_half)>;
 
 // Fills every step's gate gradients, d_h0 and d_c0 (p.dG, p.dh and p.dc are
-// the graph's own and ignored), then calls `finish(dG)` for the products
-// over all steps, under the lock.
+// the graph's own and ignored), then calls `finish` under the lock.
 template <typename T>
 void graph_backward(const SequenceBackwardTensors<T>& p, const GemmEngine& engine, int device,
-                    const std::function<void(const T* dG)>& finish);
+                    const GraphFinish<T>& finish, const HalfWeights* half_weights = nullptr);
 
 }  // namespace lltm::cuda

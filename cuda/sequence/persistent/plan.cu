@@ -27,15 +27,15 @@ const DeviceLimits& limits(int device) {
   std::lock_guard<std::mutex> lock(mutex);
   std::unique_ptr<DeviceLimits>& l = all.at(device);
   if (!l) {
-    int cooperative = 0, major = 0, sms = 0, per_block = 0, per_sm = 0, reserved = 0;
+    int cooperative = 0, major = 0, per_block = 0, per_sm = 0, reserved = 0;
     LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
     LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
     LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
     LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
     l = std::make_unique<DeviceLimits>(
-        DeviceLimits{cooperative != 0, major >= 8, sms, size_t(per_block), size_t(per_sm), size_t(reserved)});
+        DeviceLimits{cooperative != 0, major >= 8, multiprocessor_count(device), size_t(per_block), size_t(per_sm),
+                     size_t(reserved)});
   }
   return *l;
 }
