@@ -51,10 +51,15 @@ struct StackedLayout {
   // Byte offsets in the reserve: layer l's sequence reserve in direction d, (l < L - 1) its outputs, and with two
   // directions its input reversed, which the second direction reads in both passes (and the weight gradients
   // after the backward returns, runtime/side_work.h on CUDA, so no later part may overwrite it).
+  // (U: the sums' type; 128 bits for reserve_fits.)
   uint64_t reserve_at(int64_t l, int64_t d) const { return uint64_t(l * directions + d) * reserve; }
-  uint64_t outputs_at(int64_t l) const { return uint64_t(layers * directions) * reserve + uint64_t(l) * outputs; }
-  uint64_t reversed_at(int64_t l) const {
-    return outputs_at(layers - 1) + (l == 0 ? 0 : reversed + uint64_t(l - 1) * outputs);
+  template <typename U = uint64_t>
+  U outputs_at(int64_t l) const {
+    return U(layers * directions) * U(reserve) + U(l) * U(outputs);
+  }
+  template <typename U = uint64_t>
+  U reversed_at(int64_t l) const {
+    return outputs_at<U>(layers - 1) + (l == 0 ? U(0) : U(reversed) + U(l - 1) * U(outputs));
   }
   // Where a wavefront runs, the sequence reserve of layer l's chunk k, from step t0: aligned, after chunk k - 1's
   // (whose t0 steps' reserve and under k alignments' padding end before t0 steps and k + 1 alignments; `reserve`
@@ -66,10 +71,14 @@ struct StackedLayout {
     return reserve_at(l, 0) + (at + kStackedReserveAlign - 1) / kStackedReserveAlign * kStackedReserveAlign;
   }
   uint64_t boundary_at(int64_t k) const { return outputs_at(layers - 1) + uint64_t(k - 1) * boundary; }
-  uint64_t reserve_bytes() const {
-    if (directions == 2) return reversed_at(layers - 1) + (layers == 1 ? reversed : outputs);
-    return outputs_at(layers - 1) + (wavefront() ? uint64_t(kMaxWavefrontChunks - 1) * boundary : 0);
+  template <typename U = uint64_t>
+  U reserve_bytes() const {
+    if (directions == 2) return reversed_at<U>(layers - 1) + U(layers == 1 ? reversed : outputs);
+    return outputs_at<U>(layers - 1) + (wavefront() ? U(kMaxWavefrontChunks - 1) * U(boundary) : U(0));
   }
+  // Whether reserve_bytes() (and so every offset in the reserve) fits in 64 bits: the same sums in 128, where
+  // the parts (each under 2^64, a few of each per layer and direction) cannot overflow.
+  bool reserve_fits() const { return reserve_bytes<unsigned __int128>() <= UINT64_MAX; }
 
  private:
   int64_t round_up(int64_t n) const { return (n + align - 1) / align * align; }

@@ -172,3 +172,19 @@ for (const D of [1, 2]) {
     }
   });
 }
+
+// Sizes whose layers' reserves fit in 63 bits each but not all of them in 64: broadcast inputs and states of 2^29
+// steps and rows, two layers in two directions (four sequence reserves of T*B*5*S float32 elements, 2^62.3 bytes
+// each).
+test("a stacked reserve past 64 bits is refused by name before anything is allocated", () => {
+  const [T, B] = [2 ** 29, 2 ** 29];
+  using one = Tensor.zeros([1, 1, 1]);
+  using inputs = one.expand([T, B, 1]);
+  using params = Tensor.zeros([42]);
+  using state = Tensor.zeros([4, 1, 1]);
+  using h0 = state.expand([4, B, 1]);
+  assertThrowsLLTM(
+    () => lltmStackedForward(inputs, params, h0, h0, { bidirectional: true }), "INVALID_ARGUMENT",
+    /^lltmStackedForward: the reserve of L = 2 layers in D = 2 directions does not fit in 64 bits/,
+  );
+});

@@ -15,15 +15,7 @@ namespace {
 // The stacked call's layout; the reserve's size checked to fit in 64 bits.
 StackedLayout layout_of(const OpCall& c, int align_scalar, const char* fn) {
   const StackedLayout at = StackedLayout::of(c, int64_t(c.scalars[align_scalar]), fn);
-  // reserve_bytes(): every layer's and direction's reserve, the outputs between layers, with two directions
-  // each layer's input reversed (the first's `reversed` bytes, the others' `outputs`), with one the wavefront's
-  // boundaries (a few [B, S], below the outputs).
-  uint64_t reserves = 0, outputs = 0, bytes = 0, reversed = 0;
-  if (__builtin_mul_overflow(uint64_t(at.layers * at.directions), at.reserve, &reserves) ||
-      __builtin_mul_overflow(uint64_t(at.layers - 1), at.outputs, &outputs) ||
-      __builtin_add_overflow(reserves, outputs, &bytes) || __builtin_add_overflow(at.reversed, outputs, &reversed) ||
-      (at.directions == 2 && __builtin_add_overflow(bytes, reversed, &bytes)) ||
-      __builtin_add_overflow(bytes, uint64_t(kMaxWavefrontChunks) * at.boundary, &bytes))
+  if (!at.reserve_fits())
     fail(LLTM_ERR_INVALID_ARGUMENT, std::string(fn) + ": the reserve of L = " + std::to_string(at.layers) +
                                         " layers in D = " + std::to_string(at.directions) +
                                         " directions does not fit in 64 bits");
