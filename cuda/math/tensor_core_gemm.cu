@@ -144,11 +144,6 @@ __device__ __forceinline__ uint32_t pair_at(const T* p) {
   return *reinterpret_cast<const uint32_t*>(p);
 }
 
-template <typename T>
-__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  mma_k16<T>(d, a, b0, b1);
-}
-
 // Grid: blocks walk the tiles of C (row tiles by column tiles) in a grid-stride loop.
 template <typename T, typename TC>
 __global__ void __launch_bounds__(kThreads) tensor_core_gemm_kernel(Operand<T> a, Operand<T> b, Matrix<TC> C, TC beta) {
@@ -191,7 +186,7 @@ __global__ void __launch_bounds__(kThreads) tensor_core_gemm_kernel(Operand<T> a
           const int c = wn + ni * 8 + g;
           const uint32_t b0 = pair_at(&Bs[c][kk + 2 * t]), b1 = pair_at(&Bs[c][kk + 2 * t + 8]);
 #pragma unroll
-          for (int mi = 0; mi < kMTiles; ++mi) mma<T>(acc[mi][ni], af[mi], b0, b1);
+          for (int mi = 0; mi < kMTiles; ++mi) mma_k16<T>(acc[mi][ni], af[mi], b0, b1);
         }
       }
       __syncthreads();
@@ -364,8 +359,8 @@ __global__ void __launch_bounds__(kThreads, Tile::kBlocks)
         for (int np = 0; np < kNTiles / 2; ++np)
 #pragma unroll
           for (int mi = 0; mi < kMTiles; ++mi) {
-            mma<T>(acc[mi][2 * np], af[mi], bf[np][0], bf[np][1]);
-            mma<T>(acc[mi][2 * np + 1], af[mi], bf[np][2], bf[np][3]);
+            mma_k16<T>(acc[mi][2 * np], af[mi], bf[np][0], bf[np][1]);
+            mma_k16<T>(acc[mi][2 * np + 1], af[mi], bf[np][2], bf[np][3]);
           }
       }
     }
