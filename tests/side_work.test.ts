@@ -1,6 +1,7 @@
 /**
  * Side work on CUDA (cuda/runtime/side_work.h): the sequence backward's
- * weight gradients run on a second stream after the call returns. An op that
+ * weight gradients, and linear's where d_x is asked for too, run on a second
+ * stream after the call returns. An op that
  * overwrites them waits for them; a block freed meanwhile (the inputs those
  * products read) is not handed out again before they are done; a capture
  * records them and joins them; a read sees them. Each check would see the
@@ -8,7 +9,7 @@
  * products of a 64-step, 512-state backward take tens of microseconds, the
  * later work a few.
  */
-import { compileStep, lltmSequenceBackward, lltmSequenceBackwardAccumulate, lltmSequenceForward, scale, Tensor } from "../ts/index.ts";
+import { compileStep, linearBackward, lltmSequenceBackward, lltmSequenceBackwardAccumulate, lltmSequenceForward, scale, Tensor } from "../ts/index.ts";
 import { assert, cudaSkipReason, test } from "./harness.ts";
 
 const skip = cudaSkipReason();
@@ -132,5 +133,65 @@ test("CUDA side work: a captured backward records the products and joins them", 
     step();
     assertSame(dWeights.toTypedArray() as Float32Array, expected.dWeights, `replay ${replay}: d_weights`);
     assertSame(dBias.toTypedArray() as Float32Array, expected.dBias, `replay ${replay}: d_bias`);
+  }
+}, { skip });
+
+// linear's gradients at a size whose d_weight product takes tens of microseconds.
+const N = 16384, M = 512, K = 512;
+
+function linearProblem(seed: number): { gradY: Tensor; x: Tensor; weight: Tensor; [Symbol.dispose](): void } {
+  const o = { device: "cuda" as const, seed };
+  const gradY = Tensor.randn([N, M], o), x = Tensor.randn([N, K], { ...o, seed: seed + 1 });
+  const weight = Tensor.randn([M, K], { ...o, seed: seed + 2 });
+  return { gradY, x, weight, [Symbol.dispose]: () => [gradY, x, weight].forEach((t) => t.dispose()) };
+}
+
+function linearGradients(seed: number): { dWeight: Float32Array; dBias: Float32Array } {
+  using p = linearProblem(seed);
+  using g = linearBackward(p.gradY, p.x, p.weight);
+  return { dWeight: g.dWeight!.toTypedArray() as Float32Array, dBias: g.dBias!.toTypedArray() as Float32Array };
+}
+
+test("CUDA side work: linear's weight gradients are done before an op overwrites what they read", () => {
+  const expected = linearGradients(5);
+  using p = linearProblem(5);
+  using x = p.x.clone(), gradY = p.gradY.clone();
+  for (let round = 0; round < 3; round++) {
+    using g = linearBackward(p.gradY, p.x, p.weight);
+    // Overwritten at once: without the settle the product would read the fills.
+    p.x.fill(1e3);
+    p.gradY.fill(-1e3);
+    assertSame(g.dWeight!.toTypedArray() as Float32Array, expected.dWeight, `round ${round}: d_weight`);
+    assertSame(g.dBias!.toTypedArray() as Float32Array, expected.dBias, `round ${round}: d_bias`);
+    p.x.copyFrom(x);
+    p.gradY.copyFrom(gradY);
+  }
+}, { skip });
+
+test("CUDA side work: the blocks linear's weight gradients read are not reused before they are done", () => {
+  const expected = linearGradients(6);
+  for (let round = 0; round < 3; round++) {
+    const p = linearProblem(6);
+    const g = linearBackward(p.gradY, p.x, p.weight);
+    p[Symbol.dispose]();
+    const fillers = [0, 1].map(() => Tensor.full([N, K], 1e3, { device: "cuda" }));
+    assertSame(g.dWeight!.toTypedArray() as Float32Array, expected.dWeight, `round ${round}: d_weight`);
+    assertSame(g.dBias!.toTypedArray() as Float32Array, expected.dBias, `round ${round}: d_bias`);
+    g.dispose();
+    for (const t of fillers) t.dispose();
+  }
+}, { skip });
+
+test("CUDA side work: linear's gradients added into given tensors, then overwritten, in order", () => {
+  using p = linearProblem(7);
+  using dWeight = Tensor.zeros([M, K], { device: "cuda" });
+  using dBias = Tensor.zeros([M], { device: "cuda" });
+  for (let round = 0; round < 3; round++) {
+    linearBackward(p.gradY, p.x, p.weight, { dWeight, dBias }).dispose();
+    dWeight.fill(round + 2);
+    dBias.fill(round + 2);
+    const w = dWeight.toTypedArray(), b = dBias.toTypedArray();
+    assert(w.every((v) => v === round + 2), `round ${round}: d_weight holds ${w.find((v) => v !== round + 2)} after the fill`);
+    assert(b.every((v) => v === round + 2), `round ${round}: d_bias holds ${b.find((v) => v !== round + 2)} after the fill`);
   }
 }, { skip });
