@@ -372,25 +372,11 @@ __global__ void __launch_bounds__(kThreads, Tile::kBlocks)
 #endif
 }
 
-// The devices whose facts are kept (a device past them is asked again, or goes to the scalar kernel).
-constexpr int kDevices = 64;
-
-// The current device's multiprocessors where it runs bfloat16/float16 mma (sm_80 on), 0 where not, asked once
-// per device.
+// The current device's multiprocessors where it runs bfloat16/float16 mma (sm_80 on), 0 where not or where the
+// device cannot be asked (the caller then takes the scalar kernel).
 int half_mma_multiprocessors() {
-  static std::atomic<int> known[kDevices] = {};  // 0: not asked yet; -1: no half mma
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kDevices) return 0;
-  int sms = known[device].load(std::memory_order_relaxed);
-  if (sms == 0) {
-    int major = 0;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
-      return 0;
-    if (major < 8 || sms < 1) sms = -1;
-    known[device].store(sms, std::memory_order_relaxed);
-  }
-  return sms > 0 ? sms : 0;
+  const DeviceFacts* facts = current_device_facts();
+  return facts != nullptr && facts->major >= 8 ? facts->multiprocessors : 0;
 }
 
 // Whether the asynchronous kernel reads the operand: 16 bytes at a time along the depth or the side, every chunk
@@ -408,14 +394,16 @@ template <typename Tile, typename T, typename TC, Reads kReadsA, Reads kReadsB>
 void launch_async(cudaStream_t stream, int64_t tiles, const Operand<T>& a, const Operand<T>& b, Matrix<TC> C,
                   TC beta) {
   constexpr auto kernel = tensor_core_gemm_async_kernel<Tile, T, TC, kReadsA, kReadsB>;
-  // The kernel's shared memory is past the default 48 KB: allowed once per device.
+  // The kernel's shared memory is past the default 48 KB: allowed once per device (at every launch on a device
+  // past the first kDevices).
+  constexpr int kDevices = 64;
   static std::atomic<bool> sized[kDevices] = {};
   int device = 0;
   LLTM_CUDA_CHECK(cudaGetDevice(&device));
-  if (device < kDevices && !sized[device].load(std::memory_order_acquire)) {
+  if (device >= kDevices || !sized[device].load(std::memory_order_acquire)) {
     LLTM_CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Tile::kSharedBytes)));
-    sized[device].store(true, std::memory_order_release);
+    if (device < kDevices) sized[device].store(true, std::memory_order_release);
   }
   launch("tensor_core_gemm_async_kernel", kernel, dim3(unsigned(std::min(tiles, kMaxGridBlocks))), dim3(kThreads),
          Tile::kSharedBytes, stream, a, b, C, beta);

@@ -68,7 +68,7 @@ void op_cross_entropy_backward(const OpCall& call, int device) {
   // Under the mean every block counts all N targets before its rows: two blocks an SM at most, each taking
   // more rows, rather than a wave after wave of blocks that each count them again.
   unsigned blocks = row_blocks(N);
-  if (reduction == 1) blocks = std::min(blocks, 2 * unsigned(multiprocessor_count(device)));
+  if (reduction == 1) blocks = std::min(blocks, 2 * unsigned(device_facts(device).multiprocessors));
   LLTM_DISPATCH_FLOATING_TYPES(call.compute, "lltm_cross_entropy_backward", [&] {
     using T = scalar_t;
     launch("grad_kernel", grad_kernel<T>, dim3(blocks), dim3(kBlockThreads), 0, stream, static_cast<const T*>(x.data),

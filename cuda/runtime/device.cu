@@ -31,14 +31,37 @@ int device_count() {
   return count;
 }
 
-int multiprocessor_count(int device) {
-  static const std::vector<int> counts = [] {
-    std::vector<int> n(static_cast<size_t>(device_count()));
-    for (size_t d = 0; d < n.size(); ++d)
-      LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&n[d], cudaDevAttrMultiProcessorCount, int(d)));
-    return n;
-  }();
-  return counts.at(static_cast<size_t>(device));
+// Read at every call without a lock, as device_state is: made once, under the mutex, published by a release
+// store, kept for the process.
+const DeviceFacts& device_facts(int device) {
+  static std::mutex mutex;
+  static std::vector<std::atomic<const DeviceFacts*>> facts(static_cast<size_t>(device_count()));
+  std::atomic<const DeviceFacts*>& slot = facts.at(size_t(device));
+  if (const DeviceFacts* known = slot.load(std::memory_order_acquire)) return *known;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (const DeviceFacts* known = slot.load(std::memory_order_relaxed)) return *known;
+  int major = 0, sms = 0, cooperative = 0, cluster = 0, per_block = 0, per_sm = 0, reserved = 0;
+  LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+  LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&cluster, cudaDevAttrClusterLaunch, device));
+  LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+  LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
+  auto fresh = std::make_unique<const DeviceFacts>(DeviceFacts{
+      major, sms, cooperative != 0, cluster != 0, size_t(per_block), size_t(per_sm), size_t(reserved)});
+  slot.store(fresh.get(), std::memory_order_release);
+  return *fresh.release();
+}
+
+const DeviceFacts* current_device_facts() noexcept {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= device_count()) return nullptr;
+  try {
+    return &device_facts(device);
+  } catch (...) {
+    return nullptr;
+  }
 }
 
 namespace {

@@ -47,8 +47,23 @@ void set_thread_lane(int device, int lane);
 int thread_lane(int device);
 
 int device_count();
-// The multiprocessors of `device`, asked once.
-int multiprocessor_count(int device);
+
+// What the runtime says of a device that stays so while the process runs: asked once per device, in one place,
+// so that every choice made from them sees the same answers.
+struct DeviceFacts {
+  int major;  // compute capability
+  int multiprocessors;
+  bool cooperative_launch, cluster_launch;
+  // Shared memory: the most a block may opt into, a multiprocessor's, and what the system reserves per block.
+  size_t shared_per_block, shared_per_multiprocessor, shared_reserved_per_block;
+};
+
+// `device`'s facts, asked on first use from any thread; throws where the runtime cannot answer.
+const DeviceFacts& device_facts(int device);
+
+// The current device's facts, or null where the device or its facts cannot be asked: for choices with a safe
+// fallback (a plain launch, the scalar kernel), which must not throw.
+const DeviceFacts* current_device_facts() noexcept;
 
 // Scratch memory on the current device from the block cache (see
 // memory_pool.cu), returned to it when the scope ends; stream order makes

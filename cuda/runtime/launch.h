@@ -4,12 +4,12 @@
 // configuration into an lltm::Error naming the kernel).
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <tuple>
 #include <utility>
 
 #include "runtime/cuda_check.h"
+#include "runtime/device.h"
 
 namespace lltm::cuda {
 
@@ -87,20 +87,10 @@ void launch_cluster(const char* name, void (*kernel)(Params...), dim3 grid, dim3
 }
 
 // Whether the current device may start a kernel while the one before it on
-// the stream finishes (programmatic dependent launch, sm_90 on), asked once
-// per device.
+// the stream finishes (programmatic dependent launch, sm_90 on).
 inline bool programmatic_launches() {
-  constexpr int kDevices = 64;
-  static std::atomic<int> known[kDevices] = {};  // 0: not asked yet; 1: no; 2: yes
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kDevices) return false;
-  int v = known[device].load(std::memory_order_relaxed);
-  if (v == 0) {
-    int major = 0;
-    v = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess && major >= 9 ? 2 : 1;
-    known[device].store(v, std::memory_order_relaxed);
-  }
-  return v == 2;
+  const DeviceFacts* facts = current_device_facts();
+  return facts != nullptr && facts->major >= 9;
 }
 
 // A launch that may start while the kernel before it on the stream finishes,

@@ -176,13 +176,15 @@ void finish_on_kept(const SequenceBackwardArgs& a, const Bfloat16Copy& dG_half, 
   column_sums<float>(stream, dGm, static_cast<float*>(a.d_bias->data), a.d_bias->strides[0], a.accumulate);
 }
 
+// `chosen`: the kernels where the caller has chosen them already (half_forward, half_backward), else chosen here.
 template <typename T>
-void forward(const SequenceForwardArgs& a, int32_t dtype, int32_t float32_precision, int device, DeviceState& dev) {
+void forward(const SequenceForwardArgs& a, int32_t dtype, int32_t float32_precision, int device, DeviceState& dev,
+             const SequenceKernels* chosen = nullptr) {
   check_sizes(a.n, "lltm_sequence_forward");
   const int64_t steps = a.n.steps, B = a.n.batch, F = a.n.features, S = a.n.state, G = 3 * S;
   const SampleLengths lengths = checked_lengths(a.lengths, steps, "lltm_sequence_forward", dev.stream);
   const RecurrentProducts products = recurrent_products<T>(float32_precision);
-  const SequenceKernels kernels = choose<T>(S, B, products);
+  const SequenceKernels kernels = chosen != nullptr ? *chosen : choose<T>(S, B, products);
   const GemmEngine engine = gemm_engine(dev, kernels.own_gemm, float32_precision);
   const bool half_operands = keeps_half_operands(a.weights);
   // G_in [T * B, 3S] = X W_x^T for every step at once; the bias joins in the recurrence.
@@ -238,14 +240,15 @@ void forward(const SequenceForwardArgs& a, int32_t dtype, int32_t float32_precis
     persistent_forward(p, products, dev.stream);
 }
 
+// `chosen`: as forward's.
 template <typename T>
-void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_precision, int device,
-              DeviceState& dev) {
+void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_precision, int device, DeviceState& dev,
+              const SequenceKernels* chosen = nullptr) {
   check_sizes(a.n, "lltm_sequence_backward");
   const int64_t steps = a.n.steps, B = a.n.batch, F = a.n.features, S = a.n.state, G = 3 * S;
   const SampleLengths lengths = checked_lengths(a.lengths, steps, "lltm_sequence_backward", dev.stream);
   const RecurrentProducts products = recurrent_products<T>(float32_precision);
-  const SequenceKernels kernels = choose<T>(S, B, products);
+  const SequenceKernels kernels = chosen != nullptr ? *chosen : choose<T>(S, B, products);
   const GemmEngine engine = gemm_engine(dev, kernels.own_gemm, float32_precision);
   const T* reserve = static_cast<const T*>(a.reserve);
   const bool half_operands = keeps_half_operands(a.weights);
@@ -412,14 +415,19 @@ int64_t clustered_copies(int32_t float32_precision, int64_t S, int64_t B) {
 // tensors copied to float32 and back (math/float32_copies.h), but for a bfloat16 call on the graph path the
 // tensors only its products touch: they read its inputs and weights as they are, as they would read bfloat16
 // copies, and write d_inputs and d_weights rounded once from their float32 sums, as the copies would be.
-bool keeps_half(int32_t dtype, int32_t float32_precision, int64_t S, int64_t B) {
-  return dtype == LLTM_BFLOAT16 &&
-         choose<float>(S, B, recurrent_products<float>(float32_precision)).recurrence == Recurrence::kGraph;
+bool keeps_half(int32_t dtype, const SequenceKernels& kernels) {
+  return dtype == LLTM_BFLOAT16 && kernels.recurrence == Recurrence::kGraph;
+}
+
+// The kernels of a half call's float32 pass, chosen once for keeps_half and the pass.
+SequenceKernels half_kernels(int32_t float32_precision, const SequenceSizes& n) {
+  return choose<float>(n.state, n.batch, recurrent_products<float>(float32_precision));
 }
 
 void half_forward(const SequenceForwardArgs& a, int32_t dtype, int32_t precision, int device, DeviceState& dev) {
   const int32_t float32_precision = half_call_precision(dtype, precision);
-  const bool keep = keeps_half(dtype, float32_precision, a.n.state, a.n.batch);
+  const SequenceKernels kernels = half_kernels(float32_precision, a.n);
+  const bool keep = keeps_half(dtype, kernels);
   Float32Copies f(dev.stream);
   SequenceForwardArgs s = a;
   s.inputs = keep ? a.inputs : f.of(a.inputs, true, false);
@@ -430,13 +438,14 @@ void half_forward(const SequenceForwardArgs& a, int32_t dtype, int32_t precision
   s.outputs = f.of(a.outputs, false, true);
   s.last_h = f.of(a.last_h, false, true);
   s.last_cell = f.of(a.last_cell, false, true);
-  forward<float>(s, LLTM_FLOAT32, float32_precision, device, dev);
+  forward<float>(s, LLTM_FLOAT32, float32_precision, device, dev, &kernels);
   f.write_back();
 }
 
 void half_backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t precision, int device, DeviceState& dev) {
   const int32_t float32_precision = half_call_precision(dtype, precision);
-  const bool keep = keeps_half(dtype, float32_precision, a.n.state, a.n.batch);
+  const SequenceKernels kernels = half_kernels(float32_precision, a.n);
+  const bool keep = keeps_half(dtype, kernels);
   Float32Copies f(dev.stream);
   SequenceBackwardArgs s = a;
   s.grad_outputs = f.of(a.grad_outputs, true, false);
@@ -450,7 +459,7 @@ void half_backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t precisi
   s.d_bias = f.of(a.d_bias, a.accumulate, true);
   s.d_h0 = f.of(a.d_h0, false, true);
   s.d_c0 = f.of(a.d_c0, false, true);
-  backward<float>(s, LLTM_FLOAT32, float32_precision, device, dev);
+  backward<float>(s, LLTM_FLOAT32, float32_precision, device, dev, &kernels);
   // The weight gradients may still be running on the side stream (runtime/side_work.h).
   const lltm_tensor* side_written[] = {s.d_weights, s.d_bias};
   settle_side_work(device, side_written, 2);

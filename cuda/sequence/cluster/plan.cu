@@ -1,8 +1,7 @@
 #include <algorithm>
 #include <cstdint>
-#include <map>
-#include <mutex>
 
+#include "runtime/device.h"
 #include "runtime/launch.h"
 #include "runtime/plan_cache.h"
 #include "sequence/cluster/plan.h"
@@ -10,25 +9,6 @@
 namespace lltm::cuda::cluster {
 
 namespace {
-
-struct ClusterLimits {
-  bool clusters;
-  size_t shared_per_block;
-};
-
-const ClusterLimits& limits(int device) {
-  static std::mutex mutex;
-  static std::map<int, ClusterLimits> all;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto hit = all.find(device);
-  if (hit == all.end()) {
-    int cluster_launch = 0, per_block = 0;
-    LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&cluster_launch, cudaDevAttrClusterLaunch, device));
-    LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    hit = all.emplace(device, ClusterLimits{cluster_launch != 0, size_t(per_block)}).first;
-  }
-  return hit->second;
-}
 
 // Clusters of `blocks` blocks of `threads` threads at `shared` bytes each
 // that the device holds at once, with the kernel's limits raised to their
@@ -58,7 +38,7 @@ int active_clusters(const void* kernel, int64_t blocks, int64_t threads, size_t 
 }
 
 // The dynamic shared memory a block of `kernel` may take beside the kernel's own (its barriers).
-int64_t dynamic_cap(const void* kernel, const ClusterLimits& l) {
+int64_t dynamic_cap(const void* kernel, const DeviceFacts& l) {
   cudaFuncAttributes attributes;
   LLTM_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
   return int64_t(l.shared_per_block) - int64_t(attributes.sharedSizeBytes);
@@ -69,10 +49,11 @@ int64_t dynamic_cap(const void* kernel, const ClusterLimits& l) {
 template <typename T>
 ClusterPlan plan(const void* kernel, int64_t weight_rows, int64_t width, int64_t S, int64_t B) {
   return cached_plan<ClusterPlan>(kernel, S, B, [&](int device) {
-    const ClusterLimits& l = limits(device);
+    const DeviceFacts& l = device_facts(device);
     const int64_t cap = dynamic_cap(kernel, l);
     ClusterPlan result{{0, 0, 0}, 0, 0, 0, false, 0};
-    for (int largest = kPortableCluster; l.clusters && largest <= kLargestCluster && result.blocks == 0; largest *= 2) {
+    for (int largest = kPortableCluster; l.cluster_launch && largest <= kLargestCluster && result.blocks == 0;
+         largest *= 2) {
       const int64_t states = (S + largest - 1) / largest, blocks = (S + states - 1) / states;
       // st.async, which carries every value between the blocks, needs a cluster of two
       // blocks or more (compute-sanitizer refuses it in a cluster of one): S = 1 runs elsewhere.
@@ -104,11 +85,11 @@ ClusterPlan plan(const void* kernel, int64_t weight_rows, int64_t width, int64_t
 MmaPlan mma_plan(const void* kernel, int64_t S, int64_t B, int64_t states, int64_t rows, int64_t threads,
                  int64_t shared, int64_t max_state) {
   return cached_plan<MmaPlan>(kernel, S, B, [&](int device) {
-    const ClusterLimits& l = limits(device);
+    const DeviceFacts& l = device_facts(device);
     const int64_t blocks = (S + states - 1) / states, clusters = (B + rows - 1) / rows;
     const int64_t cap = dynamic_cap(kernel, l);
     MmaPlan result{0, 0, 0, 0};
-    if (!l.clusters || S > max_state || blocks < 2 || blocks > kLargestCluster || shared > cap) return result;
+    if (!l.cluster_launch || S > max_state || blocks < 2 || blocks > kLargestCluster || shared > cap) return result;
     const int active = active_clusters(kernel, blocks, threads, size_t(shared), cap);
     if (clusters <= active) result = {unsigned(blocks), unsigned(clusters), size_t(shared), unsigned(active)};
     return result;

@@ -354,20 +354,17 @@ void forward_prologue_of(const SequenceForwardTensors<T>& p, const CachedGraph& 
   q.cell = c.state->as<T>() + 2 * BS;
   project(c.gates->as<T>());
   auto* params = c.params->as<SequenceForwardTensors<T>>();
-  const dim3 grid(grid_blocks(G * p.S));
-  if (half_weights != nullptr) {
-    launch("forward_prologue", forward_prologue<T, __nv_bfloat16, __nv_bfloat16>, grid, dim3(kBlockThreads), 0,
-           stream, q, params, *half_weights, packed_rows(*half_weights, p.S), c.weights->as<__nv_bfloat16>(),
-           c.state->as<T>() + BS,
-           c.half->as<__nv_bfloat16>() + BS);
-  } else if (half) {
-    launch("forward_prologue", forward_prologue<T, __nv_bfloat16, T>, grid, dim3(kBlockThreads), 0, stream, q,
-           params, p.weights, packed_rows(p.weights, p.S), c.weights->as<__nv_bfloat16>(), c.state->as<T>() + BS,
-           c.half->as<__nv_bfloat16>() + BS);
-  } else {
-    launch("forward_prologue", forward_prologue<T, T, T>, grid, dim3(kBlockThreads), 0, stream, q, params, p.weights,
-           packed_rows(p.weights, p.S), c.weights->as<T>(), c.state->as<T>() + BS, static_cast<__nv_bfloat16*>(nullptr));
-  }
+  // `kernel` copies W_h from `weights` into `wh`: the prologues differ only in those types.
+  auto prologue = [&](auto kernel, const auto& weights, auto* wh) {
+    launch("forward_prologue", kernel, dim3(grid_blocks(G * p.S)), dim3(kBlockThreads), 0, stream, q, params, weights,
+           packed_rows(weights, p.S), wh, c.state->as<T>() + BS, half ? c.half->as<__nv_bfloat16>() + BS : nullptr);
+  };
+  if (half_weights != nullptr)
+    prologue(forward_prologue<T, __nv_bfloat16, __nv_bfloat16>, *half_weights, c.weights->as<__nv_bfloat16>());
+  else if (half)
+    prologue(forward_prologue<T, __nv_bfloat16, T>, p.weights, c.weights->as<__nv_bfloat16>());
+  else
+    prologue(forward_prologue<T, T, T>, p.weights, c.weights->as<T>());
 }
 
 template <typename T>
@@ -408,16 +405,17 @@ void backward_prologue_of(const SequenceBackwardTensors<T>& p, const CachedGraph
   q.dh = c.state->as<T>();
   q.dc = c.state->as<T>() + BS;
   auto* params = c.params->as<SequenceBackwardTensors<T>>();
-  const dim3 grid(grid_blocks(G * p.S));
+  // As the forward's: the prologues differ only in W_h's source and copy types.
+  auto prologue = [&](auto kernel, const auto& weights, auto* wh) {
+    launch("backward_prologue", kernel, dim3(grid_blocks(G * p.S)), dim3(kBlockThreads), 0, stream, q, params,
+           weights, packed_rows(weights, p.S), wh);
+  };
   if (half_weights != nullptr)
-    launch("backward_prologue", backward_prologue<T, __nv_bfloat16, __nv_bfloat16>, grid, dim3(kBlockThreads), 0,
-           stream, q, params, *half_weights, packed_rows(*half_weights, p.S), c.weights->as<__nv_bfloat16>());
+    prologue(backward_prologue<T, __nv_bfloat16, __nv_bfloat16>, *half_weights, c.weights->as<__nv_bfloat16>());
   else if (half)
-    launch("backward_prologue", backward_prologue<T, __nv_bfloat16, T>, grid, dim3(kBlockThreads), 0, stream, q,
-           params, p.weights, packed_rows(p.weights, p.S), c.weights->as<__nv_bfloat16>());
+    prologue(backward_prologue<T, __nv_bfloat16, T>, p.weights, c.weights->as<__nv_bfloat16>());
   else
-    launch("backward_prologue", backward_prologue<T, T, T>, grid, dim3(kBlockThreads), 0, stream, q, params,
-           p.weights, packed_rows(p.weights, p.S), c.weights->as<T>());
+    prologue(backward_prologue<T, T, T>, p.weights, c.weights->as<T>());
 }
 
 // The caller's bfloat16 W_h serves only half products, whose copy of it is bfloat16 too.

@@ -1,8 +1,5 @@
 #include <algorithm>
 #include <cstdint>
-#include <memory>
-#include <mutex>
-#include <vector>
 
 #include "runtime/device.h"
 #include "runtime/plan_cache.h"
@@ -15,37 +12,12 @@ namespace lltm::cuda::persistent {
 
 namespace {
 
-struct DeviceLimits {
-  bool cooperative, tensor_cores;  // tensor_cores: mma.sync in TF32 and bfloat16 (sm_80 on)
-  int multiprocessors;
-  size_t shared_per_block, shared_per_multiprocessor, shared_reserved_per_block;
-};
-
-const DeviceLimits& limits(int device) {
-  static std::mutex mutex;
-  static std::vector<std::unique_ptr<DeviceLimits>> all(device_count());
-  std::lock_guard<std::mutex> lock(mutex);
-  std::unique_ptr<DeviceLimits>& l = all.at(device);
-  if (!l) {
-    int cooperative = 0, major = 0, per_block = 0, per_sm = 0, reserved = 0;
-    LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
-    LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
-    LLTM_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
-    l = std::make_unique<DeviceLimits>(
-        DeviceLimits{cooperative != 0, major >= 8, multiprocessor_count(device), size_t(per_block), size_t(per_sm),
-                     size_t(reserved)});
-  }
-  return *l;
-}
-
 // The blocks of `kernel` a multiprocessor holds at once at `shared` bytes of
 // dynamic shared memory each, once the kernel's limit is raised to its cap
 // (not to what this size takes: plans of other sizes launch the same kernel,
 // and a smaller limit set for a later size would make an earlier, cached
 // plan's launch fail).
-int resident_blocks(const void* kernel, const DeviceLimits& l, size_t shared) {
+int resident_blocks(const void* kernel, const DeviceFacts& l, size_t shared) {
   cudaFuncAttributes attributes;
   LLTM_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
   LLTM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -60,7 +32,7 @@ int resident_blocks(const void* kernel, const DeviceLimits& l, size_t shared) {
 int states_for(int64_t S) {
   int device = 0;
   LLTM_CUDA_CHECK(cudaGetDevice(&device));
-  const int sms = limits(device).multiprocessors;
+  const int sms = device_facts(device).multiprocessors;
   for (int states = 1; states < kMaxStates; states *= 2)
     if (blocks_for(S, states) <= sms) return states;
   return kMaxStates;
@@ -69,14 +41,14 @@ int states_for(int64_t S) {
 template <typename T>
 Plan plan(const void* kernel, int states, int64_t S, int64_t B, int64_t row_elements, int64_t group) {
   return cached_plan<Plan>(kernel, S, B, [&](int device) {
-    const DeviceLimits& l = limits(device);
+    const DeviceFacts& l = device_facts(device);
     const int64_t per_sm = (blocks_for(S, states) + l.multiprocessors - 1) / l.multiprocessors;
     const int64_t budget = std::min<int64_t>(int64_t(l.shared_per_block),
                                              int64_t(l.shared_per_multiprocessor) / per_sm -
                                                  int64_t(l.shared_reserved_per_block));
     const int64_t weights = padded<T>(3 * states * S) * int64_t(sizeof(T)), row = row_elements * int64_t(sizeof(T));
     Plan result{0, 0};
-    if (l.cooperative && budget >= weights + row) {
+    if (l.cooperative_launch && budget >= weights + row) {
       const int64_t fit = (budget - weights) / row;
       const int64_t rows = fit >= B ? B : fit >= group ? fit / group * group : fit;
       const size_t shared = size_t(weights + rows * row);
@@ -95,11 +67,11 @@ namespace {
 template <typename Pays>
 SplitPlan grid_plan(const void* kernel, int64_t S, int64_t B, int64_t block_rows, int64_t shared, Pays&& pays) {
   return cached_plan<SplitPlan>(kernel, S, B, [&](int device) {
-    const DeviceLimits& l = limits(device);
+    const DeviceFacts& l = device_facts(device);
     const int64_t state_groups = (S + kSplitStates - 1) / kSplitStates, row_groups = (B + block_rows - 1) / block_rows;
     const int64_t blocks = state_groups * row_groups;
     SplitPlan result{0, 0, 0};
-    if (l.cooperative && blocks <= l.multiprocessors && pays(blocks, row_groups, l) &&
+    if (l.cooperative_launch && blocks <= l.multiprocessors && pays(blocks, row_groups, l) &&
         shared <= int64_t(l.shared_per_block) &&
         shared + int64_t(l.shared_reserved_per_block) <= int64_t(l.shared_per_multiprocessor)) {
       if (resident_blocks(kernel, l, size_t(shared)) >= 1) result = {int(state_groups), int(blocks), size_t(shared)};
@@ -111,15 +83,15 @@ SplitPlan grid_plan(const void* kernel, int64_t S, int64_t B, int64_t block_rows
 }  // namespace
 
 SplitPlan split_plan(const void* kernel, int64_t S, int64_t B, int64_t shared) {
-  return grid_plan(kernel, S, B, kSplitRows, shared, [](int64_t blocks, int64_t row_groups, const DeviceLimits& l) {
+  return grid_plan(kernel, S, B, kSplitRows, shared, [](int64_t blocks, int64_t row_groups, const DeviceFacts& l) {
     return row_groups >= 2 && 2 * blocks > l.multiprocessors;
   });
 }
 
 SplitPlan tensor_core_plan(const void* kernel, int64_t S, int64_t B, int64_t block_rows, int64_t shared,
                            int64_t max_state) {
-  return grid_plan(kernel, S, B, block_rows, shared, [&](int64_t, int64_t, const DeviceLimits& l) {
-    return l.tensor_cores && S <= max_state;
+  return grid_plan(kernel, S, B, block_rows, shared, [&](int64_t, int64_t, const DeviceFacts& l) {
+    return l.major >= 8 && S <= max_state;  // mma.sync in TF32 and bfloat16: sm_80 on
   });
 }
 
