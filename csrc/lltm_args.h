@@ -116,7 +116,6 @@ struct SequenceBackwardArgs {
   const lltm_tensor* lengths;  // as the forward's
   SequenceSizes n;
   bool accumulate;  // add d_weights and d_bias to the outputs' contents
-  bool no_recurrence_follows;  // OpCall's: no recurrence of the call follows this one
 };
 
 // Bytes of a training forward's reserve: T*B*5*S elements; throws

@@ -38,8 +38,7 @@ inline SequenceBackwardArgs sequence_backward_args(const OpCall& c) {
   const auto t = [&](int k) { return c.tensors[k]; };
   return {t(s::grad_outputs), t(s::grad_last_h), t(s::grad_last_cell), t(s::reserve)->data, t(s::inputs),
           t(s::weights), t(s::h0), t(s::d_inputs), t(s::d_weights), t(s::d_bias), t(s::d_h0), t(s::d_c0),
-          t(s::lengths), {c.size('T'), c.size('B'), c.size('F'), c.size('S')}, (c.flags & LLTM_ACCUMULATE_PARAM_GRADS) != 0,
-          c.no_recurrence_follows};
+          t(s::lengths), {c.size('T'), c.size('B'), c.size('F'), c.size('S')}, (c.flags & LLTM_ACCUMULATE_PARAM_GRADS) != 0};
 }
 
 inline SgdArgs sgd_args(const OpCall& c) {

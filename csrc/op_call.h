@@ -28,10 +28,6 @@ struct OpCall {
   const lltm_tensor* tensors[LLTM_MAX_SLOTS] = {};  // nullptr for an absent optional slot and past the op's slots
   double scalars[LLTM_MAX_SCALARS];
   int64_t sizes[26];  // the named sizes by letter (sizes['B' - 'A']); 0 where the op has none
-  // Set by a composite op on a part after which it queues no further
-  // recurrence (a stack's first layer, stacked_passes.h): a backend may then
-  // start the part's leftover work beside the rest of it rather than after.
-  bool no_recurrence_follows = false;
 
   const lltm_tensor* tensor(int slot) const { return tensors[slot]; }
   int64_t size(char name) const { return sizes[name - 'A']; }

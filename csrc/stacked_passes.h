@@ -186,7 +186,6 @@ void stacked_backward(const OpCall& c, Parts& parts, const char* fn) {
       p.tensors[q::d_h0] = &d_h0;
       p.tensors[q::d_c0] = &d_c0;
       p.tensors[q::lengths] = lengths;
-      p.no_recurrence_follows = l == 0;
       parts.run(p);
       if (d == 0) lanes.signal(0);
       if (d == 1 && d_x != nullptr) {

@@ -299,15 +299,14 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
     const Matrix<const T> Wx{W.data + S * W.cs, G, F, W.rs, W.cs};
     const InputRows<T> X = input_rows<T>(*a.inputs, dtype, dev.stream);
     // d_inputs [T * B, F] = dG W_x when asked for.
-    auto d_inputs = [&] {
-      if (a.d_inputs == nullptr) return;
+    if (a.d_inputs != nullptr) {
       into_d_inputs<T>(*a.d_inputs, dtype, dev.stream, [&](Matrix<T> dX) {
         // A gate-major dG is not contiguous along this product's depth (the gates): W_x then goes column-major.
         std::unique_ptr<Scratch> wx_copy;
         const Matrix<const T> Wx_operand = dGm.rs == 1 ? column_major_copy(dev.stream, Wx, wx_copy) : Wx;
         rows_product<T>(engine, dev.stream, half, dGm, false, Wx_operand, false, dX, T(0), dG_copy);
       });
-    };
+    }
     // d_weights = dG^T [h_{t-1}, x_t] summed over steps (H: the saved h_{t-1}
     // of every step): at the cluster recurrence's sizes with the bias in one
     // launch, else a product for the h columns, one for the x columns and the
@@ -317,29 +316,6 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
     const Matrix<T> dW = matrix<T>(*a.d_weights);
     const Matrix<const T> H = row_major<const T>(reserve + kPlaneH * steps * B * S, steps * B, S);
     T* d_bias = static_cast<T*>(a.d_bias->data);
-    const bool one_launch = kernels.recurrence == Recurrence::kCluster && weight_gradients_fit(steps * B, G, S + F);
-    const T beta = a.accumulate ? T(1) : T(0);
-    const Matrix<T> dWh{dW.data, G, S, dW.rs, dW.cs}, dWx{dW.data + S * dW.cs, G, F, dW.rs, dW.cs};
-    auto x_columns_and_bias = [&](const GemmEngine& e) {
-      rows_product<T>(e, e.stream, half, dGm, true, X.m, false, dWx, beta, dG_copy);
-      column_sums<T>(e.stream, bias_rows != nullptr ? row_major<const T>(bias_rows, B, G) : dGm, d_bias,
-                     a.d_bias->strides[0], a.accumulate);
-    };
-    // Where no recurrence of the call follows (a stack's first layer), the h
-    // columns' product starts at once on the side stream, beside d_inputs,
-    // the x columns and the bias, which the device's stream runs meanwhile:
-    // alone, that product leaves SMs idle (a few dozen tiles, each the whole
-    // T * B deep), and nothing of the call is left to take the whole device.
-    if (overlap_weight_gradients && a.no_recurrence_follows && !one_launch) {
-      {
-        SideWork side(device, {tensor_span(*a.d_weights), matrix_span(H), matrix_span(dGm)},
-                      2.0 * double(steps * B) * double(G) * double(S));
-        rows_product<T>(side_gemm_engine(dev, engine), side.stream(), half, dGm, true, H, false, dWh, beta, dG_copy);
-      }
-      d_inputs();
-      return x_columns_and_bias(engine);
-    }
-    d_inputs();
     std::optional<SideWork> side;
     // What the side work touches: the caller's tensors, and the scratch it reads (dG, a copy of the inputs, the
     // bias rows).
@@ -350,10 +326,15 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
       side.emplace(device, std::move(touched), 2.0 * double(steps * B) * double(G) * double(S + F));
     }
     const cudaStream_t stream = side ? side->stream() : dev.stream;
-    if (one_launch) return weight_gradients<T>({dGm, H, X.m, dW, d_bias, a.d_bias->strides[0], a.accumulate}, stream);
+    if (kernels.recurrence == Recurrence::kCluster && weight_gradients_fit(steps * B, G, S + F))
+      return weight_gradients<T>({dGm, H, X.m, dW, d_bias, a.d_bias->strides[0], a.accumulate}, stream);
     const GemmEngine products_engine = side ? side_gemm_engine(dev, engine) : engine;
+    const T beta = a.accumulate ? T(1) : T(0);
+    const Matrix<T> dWh{dW.data, G, S, dW.rs, dW.cs}, dWx{dW.data + S * dW.cs, G, F, dW.rs, dW.cs};
     rows_product<T>(products_engine, stream, half, dGm, true, H, false, dWh, beta, dG_copy);
-    x_columns_and_bias(products_engine);
+    rows_product<T>(products_engine, stream, half, dGm, true, X.m, false, dWx, beta, dG_copy);
+    column_sums<T>(stream, bias_rows != nullptr ? row_major<const T>(bias_rows, B, G) : dGm, d_bias,
+                   a.d_bias->strides[0], a.accumulate);
   };
   if (kernels.recurrence == Recurrence::kGraph) {
     const HalfWeights half_weights = accessor<const __nv_bfloat16, 2>(*a.weights);
