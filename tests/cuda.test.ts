@@ -37,6 +37,21 @@ test("fill, zeros and full work on the GPU", () => {
   cuda.synchronize();
 }, { skip });
 
+test("fill on the GPU: zeros over every float dtype, dense and strided, and -0 kept as it is", () => {
+  for (const dtype of ["float32", "float64", "bfloat16", "float16"] as const) {
+    using t = Tensor.full([5, 7], 3, { device: "cuda", dtype });
+    t.fill(0);
+    assertEquals(t.toArray(), Array.from({ length: 5 }, () => Array(7).fill(0)), `${dtype}: dense zeros`);
+    using u = Tensor.full([5, 7], 3, { device: "cuda", dtype });
+    using columns = u.transpose();
+    columns.narrow(0, 1, 3).fill(0);
+    const expected = Array.from({ length: 5 }, () => [3, 0, 0, 0, 3, 3, 3]);
+    assertEquals(u.toArray(), expected, `${dtype}: a strided view's zeros, the rest untouched`);
+    t.fill(-0);
+    assert(Array.from(t.toTypedArray()).every((v) => Object.is(v, -0)), `${dtype}: -0 is not a memset of zeros`);
+  }
+}, { skip });
+
 test("tensors on different devices are refused by name", () => {
   using x = Tensor.randn([2, 3], { device: "cuda" });
   using w = Tensor.randn([6, 5]);
