@@ -279,19 +279,6 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
                                int(S),
                                lengths};
 
-  const Matrix<const T> W = matrix<const T>(*a.weights);
-  const Matrix<const T> Wx{W.data + S * W.cs, G, F, W.rs, W.cs};
-  // W_x column-major for d_inputs' product after a gate-major recurrence
-  // (below), copied on the side stream before the recurrence where it may
-  // run beside it, rather than after it on the device's stream.
-  std::unique_ptr<Scratch> wx_by_column_buffer;
-  std::optional<Matrix<const T>> wx_by_column;
-  auto copy_wx_by_column_beside = [&] {
-    if (a.d_inputs == nullptr || !overlap_weight_gradients) return;
-    const SideWork side(device, {tensor_span(*a.weights)}, 0.0);
-    wx_by_column = column_major_copy(side.stream(), Wx, wx_by_column_buffer);
-  };
-
   // Once every step's gate gradients are known (row-major, or gate-major
   // where the recurrence wrote them so), the rest is products over all T * B
   // rows; bias_rows: each row's gate gradients summed over the steps, where
@@ -308,20 +295,15 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
       if (half_operands) return finish_on_kept(a, *dG_half, dGm, engine, dev.stream);
     }
     const Bfloat16Copy* dG_copy = dG_half ? &*dG_half : nullptr;
+    const Matrix<const T> W = matrix<const T>(*a.weights);
+    const Matrix<const T> Wx{W.data + S * W.cs, G, F, W.rs, W.cs};
     const InputRows<T> X = input_rows<T>(*a.inputs, dtype, dev.stream);
     // d_inputs [T * B, F] = dG W_x when asked for.
     if (a.d_inputs != nullptr) {
       into_d_inputs<T>(*a.d_inputs, dtype, dev.stream, [&](Matrix<T> dX) {
-        // A gate-major dG is not contiguous along this product's depth (the gates): W_x then goes column-major,
-        // the copy made beside the recurrence (settled here, with the side work before it) where there is one.
+        // A gate-major dG is not contiguous along this product's depth (the gates): W_x then goes column-major.
         std::unique_ptr<Scratch> wx_copy;
-        Matrix<const T> Wx_operand = Wx;
-        if (dGm.rs == 1 && wx_by_column) {
-          settle_side_work(device);
-          Wx_operand = *wx_by_column;
-        } else if (dGm.rs == 1) {
-          Wx_operand = column_major_copy(dev.stream, Wx, wx_copy);
-        }
+        const Matrix<const T> Wx_operand = dGm.rs == 1 ? column_major_copy(dev.stream, Wx, wx_copy) : Wx;
         rows_product<T>(engine, dev.stream, half, dGm, false, Wx_operand, false, dX, T(0), dG_copy);
       });
     }
@@ -376,7 +358,6 @@ void backward(const SequenceBackwardArgs& a, int32_t dtype, int32_t float32_prec
   // Gate-major where cuBLAS's TF32 products take it: d_weights' products reduce over the T * B rows, along
   // which a row-major dG is not contiguous, and cuBLAS runs such a product on Ampere-era kernels.
   p.dG_by_gate = uses_blas(engine) && tf32_products<T>(engine);
-  if (p.dG_by_gate) copy_wx_by_column_beside();
   const Matrix<const T> by_gate{dG.as<T>(), steps * B, G, 1, steps * B};
   // bfloat16 products take the tensor-core clusters where they fit, as the forward does; TF32 ones stay on the
   // grid kernel unless cluster-mma is forced or side work runs beside: with half of W_h's TF32 fragments in
