@@ -60,6 +60,16 @@ function assertSame(actual: Float32Array, expected: Float32Array, what: string):
   assert(worst <= 1e-6 * scale, `${what}: differs by ${worst} (largest ${scale})`);
 }
 
+/** Fills each gradient with round + 2 and reads it back: a fill ordered before the side work's products would be overwritten by them. */
+function fillAndCheck(round: number, gradients: Record<string, Tensor>): void {
+  const value = round + 2;
+  for (const t of Object.values(gradients)) t.fill(value);
+  for (const [name, t] of Object.entries(gradients)) {
+    const v = t.toTypedArray();
+    assert(v.every((x) => x === value), `round ${round}: ${name} holds ${v.find((x) => x !== value)} after the fill`);
+  }
+}
+
 test("CUDA side work: an op overwriting the weight gradients runs after them", () => {
   using p = problem(1);
   using f = lltmSequenceForward(p.x, p.weights, p.bias, p.h0, p.c0, { training: true });
@@ -68,11 +78,7 @@ test("CUDA side work: an op overwriting the weight gradients runs after them", (
   for (let round = 0; round < 3; round++) {
     const g = lltmSequenceBackwardAccumulate(p.gradOutputs, undefined, undefined, f.reserve!, p.x, p.weights, p.h0, dWeights, dBias);
     for (const t of [g.dInputs, g.dH0, g.dC0]) t.dispose();
-    dWeights.fill(round + 2);
-    dBias.fill(round + 2);
-    const w = dWeights.toTypedArray(), b = dBias.toTypedArray();
-    assert(w.every((v) => v === round + 2), `round ${round}: d_weights holds ${w.find((v) => v !== round + 2)} after the fill`);
-    assert(b.every((v) => v === round + 2), `round ${round}: d_bias holds ${b.find((v) => v !== round + 2)} after the fill`);
+    fillAndCheck(round, { d_weights: dWeights, d_bias: dBias });
   }
 }, { skip });
 
@@ -188,10 +194,6 @@ test("CUDA side work: linear's gradients added into given tensors, then overwrit
   using dBias = Tensor.zeros([M], { device: "cuda" });
   for (let round = 0; round < 3; round++) {
     linearBackward(p.gradY, p.x, p.weight, { dWeight, dBias }).dispose();
-    dWeight.fill(round + 2);
-    dBias.fill(round + 2);
-    const w = dWeight.toTypedArray(), b = dBias.toTypedArray();
-    assert(w.every((v) => v === round + 2), `round ${round}: d_weight holds ${w.find((v) => v !== round + 2)} after the fill`);
-    assert(b.every((v) => v === round + 2), `round ${round}: d_bias holds ${b.find((v) => v !== round + 2)} after the fill`);
+    fillAndCheck(round, { d_weight: dWeight, d_bias: dBias });
   }
 }, { skip });
